@@ -1,0 +1,55 @@
+# smbdirect: SMB Direct for Samba, terminated in a Linux kernel driver.
+#
+#   make check    install what is missing, build the module against Debian's
+#                 packaged kernel headers, build and run the unit tests
+#   make module   build driver/smbdirect.ko only
+#   make unit     build and run the unit tests only
+#   make fuzz     run each parser's libFuzzer target (FUZZ_SECONDS each;
+#                 make check runs them briefly)
+#   make clean
+
+# Debian's current packaged kernel (not the host's running one); evaluated
+# only when used, after setup has refreshed the apt cache.
+KABI ?= $(shell tools/kernel-abi.sh)
+KDIR ?= /usr/src/linux-headers-$(KABI)
+BUILD ?= build
+JOBS ?= $(shell nproc)
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS := negotiate data_transfer smb2_negotiate session_setup buffer_desc
+
+.PHONY: check setup module unit fuzz clean
+
+check: setup
+	$(MAKE) --no-print-directory module unit
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
+
+setup:
+	@tools/setup-host.sh
+
+module:
+	@test -d "$(KDIR)" || { echo "no kernel headers at $(KDIR): run make setup" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/driver W=1 modules
+
+unit:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build $(BUILD) -j$(JOBS)
+	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+
+fuzz:
+	cmake -S . -B $(BUILD)/fuzz -DSMBD_FUZZ=ON -DCMAKE_C_COMPILER=clang \
+		-DCMAKE_CXX_COMPILER=clang++ >/dev/null
+	cmake --build $(BUILD)/fuzz -j$(JOBS)
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(BUILD)/fuzz/corpus/$$t; \
+		$(BUILD)/fuzz/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
+			-print_final_stats=1 $(BUILD)/fuzz/corpus/$$t \
+			>$(BUILD)/fuzz/$$t.log 2>&1 || \
+			{ tail -n 40 $(BUILD)/fuzz/$$t.log; exit 1; }; \
+		printf 'FUZZ %-15s %s executions, no failure\n' $$t \
+			"$$(sed -n 's/^stat::number_of_executed_units: *//p' \
+			$(BUILD)/fuzz/$$t.log)"; \
+	done
+
+clean:
+	@test ! -d "$(KDIR)" || $(MAKE) -C $(KDIR) M=$(CURDIR)/driver clean
+	rm -rf $(BUILD)

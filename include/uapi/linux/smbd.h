@@ -1,0 +1,546 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause */
+/*
+ * /dev/smbd: SMB Direct (MS-SMBD) terminated in the kernel on behalf of smbd.
+ *
+ * ABI rules (after iommufd):
+ *  - every command struct starts with __u32 size and __u32 flags; the kernel
+ *    reads it with copy_struct_from_user() semantics, so a struct may grow at
+ *    its end: a shorter size than the kernel knows is zero-extended, a longer
+ *    one is accepted only if the bytes the kernel does not know are zero;
+ *  - input fields the kernel does not understand yet (flags bits, __reserved)
+ *    must be zero;
+ *  - output fields are named out_*; 64-bit values and user pointers are
+ *    __aligned_u64; all structs are multiples of 8 bytes with no implicit
+ *    padding;
+ *  - arrays passed by pointer (events, send entries, RDMA operations) carry
+ *    their element size so that elements can grow the same way.
+ *
+ * Errors (ioctl returns -1 and sets errno):
+ *  EFAULT      a user pointer could not be read or written
+ *  EINVAL      size below the command's minimum, an unknown flag, a non-zero
+ *              reserved field, or a field out of range
+ *  E2BIG       size above what the kernel knows and the extra bytes not zero
+ *  ENOTTY      unknown command, or a command this kernel does not offer
+ *              (check out_features of SMBD_IOC_GET_INFO)
+ *  EPERM       CAP_NET_ADMIN missing (SET_PARAMS, LISTEN), or ACCEPT by a
+ *              process that does not own the listening file
+ *  EBUSY       the role is already held by another file (SET_PARAMS, LISTEN),
+ *              or the session is registered by another file
+ *  ENOENT      unknown connection id, session id or token
+ *  ENOSPC      no room: the event queue could not hold the completions a
+ *              batch would produce, or the pool has no such buffer
+ *  EMSGSIZE    GET_EVENTS: the first pending event's data does not fit in
+ *              data_len (out_data_used tells the size needed); SEND_PDU: a PDU
+ *              larger than the connection's negotiated MaxFragmentedSize
+ *  EAGAIN      GET_EVENTS on an O_NONBLOCK file with no event queued
+ *  ENOTCONN    the connection is disconnected
+ *  ENODEV      the RDMA device went away or the module is being removed
+ *  EINTR       interrupted by a signal before anything was done
+ *
+ * Batched commands (GET_EVENTS, SEND_PDU, RDMA_RW) report in out_done how many
+ * entries were processed; when an entry fails after at least one succeeded
+ * the call returns 0 and out_done points at the failing entry.
+ */
+#ifndef _UAPI_LINUX_SMBD_H
+#define _UAPI_LINUX_SMBD_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define SMBD_DEVICE_NAME "smbd"
+#define SMBD_ABI_VERSION 1
+
+#define SMBD_IOCTL_TYPE 0xDB
+
+enum {
+	SMBD_CMD_BASE = 0x80,
+	SMBD_CMD_GET_INFO = SMBD_CMD_BASE,
+	SMBD_CMD_SET_PARAMS,
+	SMBD_CMD_LISTEN,
+	SMBD_CMD_ACCEPT,
+	SMBD_CMD_REGISTER_SESSION,
+	SMBD_CMD_UNREGISTER_SESSION,
+	SMBD_CMD_GET_MEM_PARAMS,
+	SMBD_CMD_GET_EVENTS,
+	SMBD_CMD_SEND_PDU,
+	SMBD_CMD_RDMA_RW,
+	SMBD_CMD_DISCONNECT
+};
+
+/* Limits that are part of the ABI (the kernel may report lower ones). */
+#define SMBD_MAX_ALGORITHMS 8		/* ciphers / signing algorithms */
+#define SMBD_MAX_SEC_BLOB 4096		/* initial SPNEGO blob */
+#define SMBD_TOKEN_SIZE 16		/* NEW_CONNECTION claim token */
+#define SMBD_GUID_SIZE 16
+
+/* Feature bits of smbd_info.out_features: one per capability. */
+#define SMBD_FEATURE_SET_PARAMS (1ULL << 0)	/* SET_PARAMS, RDMA listener */
+#define SMBD_FEATURE_LISTEN (1ULL << 1)		/* LISTEN / ACCEPT (flow 2) */
+#define SMBD_FEATURE_SESSIONS (1ULL << 2)	/* REGISTER/UNREGISTER (flow 1) */
+#define SMBD_FEATURE_EVENTS (1ULL << 3)		/* GET_EVENTS + poll */
+#define SMBD_FEATURE_SEND_PDU (1ULL << 4)	/* SEND_PDU */
+#define SMBD_FEATURE_SEND_INVALIDATE (1ULL << 5) /* SMBD_SEND_INVALIDATE */
+#define SMBD_FEATURE_POOL (1ULL << 6)		/* GET_MEM_PARAMS + mmap */
+#define SMBD_FEATURE_RDMA_RW (1ULL << 7)	/* RDMA_RW */
+#define SMBD_FEATURE_DISCONNECT (1ULL << 8)	/* DISCONNECT */
+
+/**
+ * struct smbd_info - SMBD_IOC_GET_INFO: the first call of every user
+ * @size: sizeof(struct smbd_info)
+ * @flags: must be 0
+ * @out_abi_version: SMBD_ABI_VERSION of the kernel
+ * @out_max_events: capacity of this file's event queue
+ * @out_features: SMBD_FEATURE_* offered by this kernel
+ * @out_max_batch: most entries one GET_EVENTS, SEND_PDU or RDMA_RW takes
+ * @out_max_pdu_size: largest SMB2 PDU SEND_PDU takes and a PDU_RECEIVED
+ *	event can carry (upper bound of any negotiated MaxFragmentedSize)
+ * @out_max_slices: most local slices in one RDMA operation
+ * @out_max_descriptors: most Buffer Descriptor V1 entries in one operation
+ * @out_pool_buffers: buffers in each file's pool (module parameter)
+ * @out_buffer_size: bytes per pool buffer (module parameter)
+ * @out_port: TCP port space the RDMA listener uses (module parameter)
+ * @__reserved: must be 0
+ * @out_mmap_size: bytes of the pool mapping (see SMBD_IOC_GET_MEM_PARAMS)
+ */
+struct smbd_info {
+	__u32 size;
+	__u32 flags;
+	__u32 out_abi_version;
+	__u32 out_max_events;
+	__aligned_u64 out_features;
+	__u32 out_max_batch;
+	__u32 out_max_pdu_size;
+	__u32 out_max_slices;
+	__u32 out_max_descriptors;
+	__u32 out_pool_buffers;
+	__u32 out_buffer_size;
+	__u32 out_port;
+	__u32 __reserved;
+	__aligned_u64 out_mmap_size;
+};
+#define SMBD_IOC_GET_INFO _IO(SMBD_IOCTL_TYPE, SMBD_CMD_GET_INFO)
+
+/* smbd_set_params.policy_flags */
+#define SMBD_POLICY_POSIX_EXTENSIONS (1U << 0)	/* answer the POSIX context */
+
+/**
+ * struct smbd_set_params - SMBD_IOC_SET_PARAMS: master smbd (CAP_NET_ADMIN)
+ * @size: sizeof(struct smbd_set_params)
+ * @flags: must be 0
+ *
+ * MS-SMBD transport (MS-SMBD 3.1.1.1; 0 in a field is invalid):
+ * @receive_credit_max: receive buffers posted per connection (1..65535)
+ * @send_credit_target: send credits requested from the peer (1..65535)
+ * @max_send_size: largest SMB Direct message sent (>= 128)
+ * @max_receive_size: size of each posted receive buffer (>= 128)
+ * @max_fragmented_size: largest reassembled PDU accepted (>= 131072, at most
+ *	out_max_pdu_size)
+ * @max_read_write_size: largest RDMA transfer for one SMB2 READ/WRITE
+ * @keepalive_interval_ms: idle time before a keepalive is sent
+ * @keepalive_timeout_ms: wait for any message after a keepalive request
+ * @negotiate_timeout_ms: wait for the MS-SMBD Negotiate Request and the
+ *	SMB2 NEGOTIATE / SESSION_SETUP after accepting an RDMA connection
+ * @accept_timeout_ms: a NEW_CONNECTION not claimed by ACCEPT in this time
+ *	is dropped
+ *
+ * SMB2 NEGOTIATE policy (what smbd itself would answer; MS-SMB2 3.3.5.4):
+ * @server_guid: ServerGuid (Samba: the lower-case NetBIOS name, NUL-padded)
+ * @capabilities: SMB2_GLOBAL_CAP_* the server may grant; the driver keeps
+ *	only those the chosen dialect and the client allow
+ * @security_mode: SMB2_NEGOTIATE_SIGNING_ENABLED (0x1) and optionally
+ *	SMB2_NEGOTIATE_SIGNING_REQUIRED (0x2)
+ * @min_dialect: lowest dialect accepted (e.g. 0x0300)
+ * @max_dialect: highest dialect offered (e.g. 0x0311)
+ * @max_transact_size: MaxTransactSize of the response
+ * @max_read_size: MaxReadSize of the response
+ * @max_write_size: MaxWriteSize of the response
+ * @policy_flags: SMBD_POLICY_*
+ * @cipher_count: entries used in @ciphers
+ * @signing_algorithm_count: entries used in @signing_algorithms
+ * @ciphers: SMB2 cipher ids in server preference order
+ * @signing_algorithms: SMB2 signing algorithm ids in server preference order
+ * @sec_blob_len: bytes at @sec_blob_ptr (at most SMBD_MAX_SEC_BLOB)
+ * @__reserved: must be 0
+ * @sec_blob_ptr: the initial security blob (SPNEGO negTokenInit)
+ *
+ * The parameters hold while the calling file stays open; when it closes, new
+ * RDMA connections are rejected until SET_PARAMS is called again.
+ */
+struct smbd_set_params {
+	__u32 size;
+	__u32 flags;
+	__u32 receive_credit_max;
+	__u32 send_credit_target;
+	__u32 max_send_size;
+	__u32 max_receive_size;
+	__u32 max_fragmented_size;
+	__u32 max_read_write_size;
+	__u32 keepalive_interval_ms;
+	__u32 keepalive_timeout_ms;
+	__u32 negotiate_timeout_ms;
+	__u32 accept_timeout_ms;
+	__u8 server_guid[SMBD_GUID_SIZE];
+	__u32 capabilities;
+	__u32 security_mode;
+	__u32 min_dialect;
+	__u32 max_dialect;
+	__u32 max_transact_size;
+	__u32 max_read_size;
+	__u32 max_write_size;
+	__u32 policy_flags;
+	__u32 cipher_count;
+	__u32 signing_algorithm_count;
+	__u16 ciphers[SMBD_MAX_ALGORITHMS];
+	__u16 signing_algorithms[SMBD_MAX_ALGORITHMS];
+	__u32 sec_blob_len;
+	__u32 __reserved;
+	__aligned_u64 sec_blob_ptr;
+};
+#define SMBD_IOC_SET_PARAMS _IO(SMBD_IOCTL_TYPE, SMBD_CMD_SET_PARAMS)
+
+/**
+ * struct smbd_listen - SMBD_IOC_LISTEN: ask for NEW_CONNECTION events
+ * @size: sizeof(struct smbd_listen)
+ * @flags: must be 0
+ *
+ * Needs CAP_NET_ADMIN; one listening file at a time. A connection whose
+ * first SESSION_SETUP does not bind to a registered session is offered to
+ * this file as a NEW_CONNECTION event.
+ */
+struct smbd_listen {
+	__u32 size;
+	__u32 flags;
+};
+#define SMBD_IOC_LISTEN _IO(SMBD_IOCTL_TYPE, SMBD_CMD_LISTEN)
+
+/**
+ * struct smbd_accept - SMBD_IOC_ACCEPT: claim a NEW_CONNECTION by its token
+ * @size: sizeof(struct smbd_accept)
+ * @flags: must be 0
+ * @token: the token of the NEW_CONNECTION event
+ * @out_conn_id: the connection's id on this file
+ *
+ * Allowed to processes with the same owner (effective uid) as the listening
+ * file. On success this file receives a NEW_CHANNEL event for the connection,
+ * carrying the NEGOTIATE and SESSION_SETUP bytes.
+ */
+struct smbd_accept {
+	__u32 size;
+	__u32 flags;
+	__u8 token[SMBD_TOKEN_SIZE];
+	__aligned_u64 out_conn_id;
+};
+#define SMBD_IOC_ACCEPT _IO(SMBD_IOCTL_TYPE, SMBD_CMD_ACCEPT)
+
+/**
+ * struct smbd_session - SMBD_IOC_REGISTER_SESSION / _UNREGISTER_SESSION
+ * @size: sizeof(struct smbd_session)
+ * @flags: must be 0
+ * @session_id: SMB2 SessionId owned by this file
+ *
+ * A binding SESSION_SETUP for a registered SessionId becomes a NEW_CHANNEL
+ * event on the registering file. Closing the file unregisters its sessions.
+ */
+struct smbd_session {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 session_id;
+};
+#define SMBD_IOC_REGISTER_SESSION \
+	_IO(SMBD_IOCTL_TYPE, SMBD_CMD_REGISTER_SESSION)
+#define SMBD_IOC_UNREGISTER_SESSION \
+	_IO(SMBD_IOCTL_TYPE, SMBD_CMD_UNREGISTER_SESSION)
+
+/**
+ * struct smbd_mem_params - SMBD_IOC_GET_MEM_PARAMS: this file's buffer pool
+ * @size: sizeof(struct smbd_mem_params)
+ * @flags: must be 0
+ * @out_buffer_count: buffers in the pool
+ * @out_buffer_size: bytes per buffer; buffer i starts at i * out_buffer_size
+ * @out_mmap_size: length to pass to mmap()
+ * @out_mmap_offset: offset to pass to mmap()
+ *
+ * The mapping is shared, not inherited by fork() (VM_DONTCOPY) and cannot
+ * grow. RDMA_RW slices name buffers by index.
+ */
+struct smbd_mem_params {
+	__u32 size;
+	__u32 flags;
+	__u32 out_buffer_count;
+	__u32 out_buffer_size;
+	__aligned_u64 out_mmap_size;
+	__aligned_u64 out_mmap_offset;
+};
+#define SMBD_IOC_GET_MEM_PARAMS _IO(SMBD_IOCTL_TYPE, SMBD_CMD_GET_MEM_PARAMS)
+
+/* smbd_event.type */
+#define SMBD_EVENT_NEW_CONNECTION 1	/* to the LISTEN file: claim by token */
+#define SMBD_EVENT_NEW_CHANNEL 2	/* a connection now owned by this file */
+#define SMBD_EVENT_PDU_RECEIVED 3	/* a reassembled SMB2 PDU */
+#define SMBD_EVENT_SEND_DONE 4		/* a SEND_PDU entry with SMBD_SEND_NOTIFY */
+#define SMBD_EVENT_RDMA_DONE 5		/* an RDMA_RW operation finished */
+#define SMBD_EVENT_DISCONNECTED 6	/* the connection is gone (reason) */
+#define SMBD_EVENT_OVERFLOW 7		/* events were lost (count) */
+
+/* smbd_event.flags for NEW_CHANNEL */
+#define SMBD_CHANNEL_BOUND (1U << 0)	/* binding SESSION_SETUP (flow 1) */
+#define SMBD_CHANNEL_ACCEPTED (1U << 1)	/* claimed with ACCEPT (flow 2) */
+
+/* smbd_event.u.disconnected.reason */
+#define SMBD_REASON_LOCAL 1		/* DISCONNECT ioctl */
+#define SMBD_REASON_PEER 2		/* the peer disconnected */
+#define SMBD_REASON_OWNER_CLOSED 3	/* the owning file was closed */
+#define SMBD_REASON_DEVICE_REMOVED 4	/* the RDMA device went away */
+#define SMBD_REASON_NEGOTIATE_TIMEOUT 5	/* no negotiate in time */
+#define SMBD_REASON_KEEPALIVE_TIMEOUT 6	/* no answer to a keepalive */
+#define SMBD_REASON_ACCEPT_TIMEOUT 7	/* NEW_CONNECTION never claimed */
+#define SMBD_REASON_CREDIT_TIMEOUT 8	/* the peer never granted credits */
+#define SMBD_REASON_BAD_NEGOTIATE 9	/* invalid MS-SMBD negotiate */
+#define SMBD_REASON_BAD_MESSAGE 10	/* invalid data transfer header */
+#define SMBD_REASON_BAD_REASSEMBLY 11	/* fragments inconsistent or too big */
+#define SMBD_REASON_CREDIT_VIOLATION 12	/* sent without credits, overflow */
+#define SMBD_REASON_BAD_SMB2 13		/* invalid SMB2 NEGOTIATE/SESSION_SETUP */
+#define SMBD_REASON_UNKNOWN_SESSION 14	/* binding to an unregistered session */
+#define SMBD_REASON_NO_LISTENER 15	/* new session and nobody listening */
+#define SMBD_REASON_RDMA_ERROR 16	/* work completion or CM error */
+#define SMBD_REASON_NO_MEMORY 17	/* resources exhausted */
+
+/**
+ * struct smbd_sockaddr - an IPv4 or IPv6 endpoint
+ * @family: AF_INET or AF_INET6
+ * @port: port in host byte order
+ * @scope_id: IPv6 scope id, 0 for IPv4
+ * @addr: 4 bytes (IPv4) or 16 bytes (IPv6) in network byte order
+ */
+struct smbd_sockaddr {
+	__u16 family;
+	__u16 port;
+	__u32 scope_id;
+	__u8 addr[16];
+};
+
+/**
+ * struct smbd_event - one record filled by SMBD_IOC_GET_EVENTS
+ * @type: SMBD_EVENT_*
+ * @flags: per type (SMBD_CHANNEL_*)
+ * @conn_id: the connection (0 for OVERFLOW)
+ * @user_data: SEND_DONE, RDMA_DONE: the user_data of the request
+ * @status: SEND_DONE, RDMA_DONE: 0 or a negative errno
+ * @data_len: bytes of this event's data in the GET_EVENTS data area
+ * @data_offset: where they start in the data area
+ * @u: per-type fields
+ *
+ * Data: PDU_RECEIVED carries the PDU; NEW_CHANNEL carries the SMB2 NEGOTIATE
+ * request, the driver's NEGOTIATE response and the first SESSION_SETUP
+ * request, back to back, with the lengths in @u.new_channel.
+ */
+struct smbd_event {
+	__u32 type;
+	__u32 flags;
+	__aligned_u64 conn_id;
+	__aligned_u64 user_data;
+	__s32 status;
+	__u32 data_len;
+	__aligned_u64 data_offset;
+	union {
+		struct {
+			__u8 token[SMBD_TOKEN_SIZE];
+			__u8 client_guid[SMBD_GUID_SIZE];
+			struct smbd_sockaddr local;
+			struct smbd_sockaddr remote;
+		} new_connection;
+		struct {
+			__aligned_u64 session_id;
+			__u32 negotiate_req_len;
+			__u32 negotiate_resp_len;
+			__u32 session_setup_len;
+			__u32 dialect;
+			struct smbd_sockaddr local;
+			struct smbd_sockaddr remote;
+		} new_channel;
+		struct {
+			__u32 reason;
+			__u32 __reserved;
+		} disconnected;
+		struct {
+			__aligned_u64 bytes;
+		} rdma_done;
+		struct {
+			__aligned_u64 lost;
+		} overflow;
+		__u8 __reserved[88];
+	} u;
+};
+
+/**
+ * struct smbd_get_events - SMBD_IOC_GET_EVENTS: fetch a batch of events
+ * @size: sizeof(struct smbd_get_events)
+ * @flags: must be 0
+ * @max_events: capacity of @events_ptr in entries (1..out_max_batch)
+ * @event_size: sizeof(struct smbd_event) as the caller knows it
+ * @events_ptr: array of struct smbd_event
+ * @data_ptr: area the event data (PDUs, NEGOTIATE bytes) is copied into
+ * @data_len: bytes available at @data_ptr
+ * @out_count: events filled
+ * @out_data_used: bytes of @data_ptr used; with EMSGSIZE, bytes needed
+ * @__reserved: must be 0
+ *
+ * Blocks until at least one event is queued unless the file is O_NONBLOCK.
+ * An event's data never spans two calls: if it does not fit, the call
+ * returns the events before it.
+ */
+struct smbd_get_events {
+	__u32 size;
+	__u32 flags;
+	__u32 max_events;
+	__u32 event_size;
+	__aligned_u64 events_ptr;
+	__aligned_u64 data_ptr;
+	__u32 data_len;
+	__u32 out_count;
+	__u32 out_data_used;
+	__u32 __reserved;
+};
+#define SMBD_IOC_GET_EVENTS _IO(SMBD_IOCTL_TYPE, SMBD_CMD_GET_EVENTS)
+
+/**
+ * struct smbd_iovec - a piece of user memory
+ * @base: address
+ * @len: bytes
+ */
+struct smbd_iovec {
+	__aligned_u64 base;
+	__aligned_u64 len;
+};
+
+/* smbd_send_entry.flags */
+#define SMBD_SEND_NOTIFY (1U << 0)	/* queue SEND_DONE when sent */
+#define SMBD_SEND_INVALIDATE (1U << 1)	/* send with invalidate of the token */
+
+/**
+ * struct smbd_send_entry - one PDU of SMBD_IOC_SEND_PDU
+ * @conn_id: connection owned by this file
+ * @user_data: echoed in SEND_DONE
+ * @iov_ptr: array of struct smbd_iovec forming the PDU (no length prefix)
+ * @iov_count: entries at @iov_ptr
+ * @flags: SMBD_SEND_*
+ * @invalidate_token: remote token (SMB2 Buffer Descriptor V1 Token) to
+ *	invalidate with the PDU's first message; needs SMBD_SEND_INVALIDATE
+ * @__reserved: must be 0
+ */
+struct smbd_send_entry {
+	__aligned_u64 conn_id;
+	__aligned_u64 user_data;
+	__aligned_u64 iov_ptr;
+	__u32 iov_count;
+	__u32 flags;
+	__u32 invalidate_token;
+	__u32 __reserved;
+};
+
+/**
+ * struct smbd_send_pdu - SMBD_IOC_SEND_PDU: send a batch of PDUs
+ * @size: sizeof(struct smbd_send_pdu)
+ * @flags: must be 0
+ * @count: entries at @entries_ptr (1..out_max_batch)
+ * @entry_size: sizeof(struct smbd_send_entry) as the caller knows it
+ * @entries_ptr: array of struct smbd_send_entry
+ * @out_done: entries accepted
+ * @__reserved: must be 0
+ *
+ * The PDU bytes are copied before the call returns; the caller may reuse its
+ * memory at once. PDUs of one connection go out in order.
+ */
+struct smbd_send_pdu {
+	__u32 size;
+	__u32 flags;
+	__u32 count;
+	__u32 entry_size;
+	__aligned_u64 entries_ptr;
+	__u32 out_done;
+	__u32 __reserved;
+};
+#define SMBD_IOC_SEND_PDU _IO(SMBD_IOCTL_TYPE, SMBD_CMD_SEND_PDU)
+
+/**
+ * struct smbd_slice - a piece of a pool buffer
+ * @buffer: buffer index (0..out_buffer_count-1)
+ * @offset: byte offset in the buffer
+ * @length: bytes; offset + length must not pass the buffer's end
+ * @__reserved: must be 0
+ */
+struct smbd_slice {
+	__u32 buffer;
+	__u32 offset;
+	__u32 length;
+	__u32 __reserved;
+};
+
+/* smbd_rw_op.direction */
+#define SMBD_RW_WRITE_TO_PEER 1		/* RDMA WRITE: serves an SMB2 READ */
+#define SMBD_RW_READ_FROM_PEER 2	/* RDMA READ: serves an SMB2 WRITE */
+
+/**
+ * struct smbd_rw_op - one operation of SMBD_IOC_RDMA_RW
+ * @conn_id: connection owned by this file
+ * @user_data: echoed in RDMA_DONE
+ * @slices_ptr: array of struct smbd_slice, the local side in order
+ * @descs_ptr: SMB2 Buffer Descriptor V1 entries exactly as they appear in
+ *	the SMB2 READ/WRITE request (16 bytes each, little-endian)
+ * @slice_count: entries at @slices_ptr
+ * @desc_count: entries at @descs_ptr
+ * @direction: SMBD_RW_*
+ * @__reserved: must be 0
+ *
+ * Moves min(sum of slices, sum of descriptors) bytes, descriptor by
+ * descriptor; RDMA_DONE reports the bytes moved.
+ */
+struct smbd_rw_op {
+	__aligned_u64 conn_id;
+	__aligned_u64 user_data;
+	__aligned_u64 slices_ptr;
+	__aligned_u64 descs_ptr;
+	__u32 slice_count;
+	__u32 desc_count;
+	__u32 direction;
+	__u32 __reserved;
+};
+
+/**
+ * struct smbd_rdma_rw - SMBD_IOC_RDMA_RW: start a batch of RDMA operations
+ * @size: sizeof(struct smbd_rdma_rw)
+ * @flags: must be 0
+ * @count: entries at @ops_ptr (1..out_max_batch)
+ * @op_size: sizeof(struct smbd_rw_op) as the caller knows it
+ * @ops_ptr: array of struct smbd_rw_op
+ * @out_done: operations started (each ends with one RDMA_DONE event)
+ * @__reserved: must be 0
+ */
+struct smbd_rdma_rw {
+	__u32 size;
+	__u32 flags;
+	__u32 count;
+	__u32 op_size;
+	__aligned_u64 ops_ptr;
+	__u32 out_done;
+	__u32 __reserved;
+};
+#define SMBD_IOC_RDMA_RW _IO(SMBD_IOCTL_TYPE, SMBD_CMD_RDMA_RW)
+
+/**
+ * struct smbd_disconnect - SMBD_IOC_DISCONNECT: drop one connection
+ * @size: sizeof(struct smbd_disconnect)
+ * @flags: must be 0
+ * @conn_id: connection owned by this file
+ *
+ * A DISCONNECTED event with SMBD_REASON_LOCAL follows once the connection's
+ * outstanding operations are drained.
+ */
+struct smbd_disconnect {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 conn_id;
+};
+#define SMBD_IOC_DISCONNECT _IO(SMBD_IOCTL_TYPE, SMBD_CMD_DISCONNECT)
+
+#endif /* _UAPI_LINUX_SMBD_H */
