@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The /dev/smbd command table, after iommufd: each command has its struct
+ * and the size of its first version; input is read with
+ * copy_struct_from_user() so structs can grow at their end.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bits.h>
+#include <linux/smbd.h>
+#include <linux/stddef.h>
+#include <linux/uaccess.h>
+
+#include "smbdirect.h"
+
+union smbd_cmd_buffer {
+	struct smbd_info info;
+};
+
+struct smbd_ioctl_op {
+	size_t size;		/* the struct as this kernel knows it */
+	size_t min_size;	/* the struct's first version */
+	int (*execute)(struct file *filp, void *cmd);
+};
+
+static int smbd_get_info(struct file *filp, void *cmd)
+{
+	struct smbd_info *info = cmd;
+
+	if (info->flags || info->__reserved)
+		return -EINVAL;
+
+	info->out_abi_version = SMBD_ABI_VERSION;
+	info->out_max_events = SMBD_EVENT_QUEUE_LEN;
+	/* each bit is set by the change that makes its commands work */
+	info->out_features = 0;
+	info->out_max_batch = SMBD_MAX_BATCH;
+	info->out_max_pdu_size = SMBD_MAX_PDU_SIZE;
+	info->out_max_slices = SMBD_MAX_SLICES;
+	info->out_max_descriptors = SMBD_MAX_DESCRIPTORS;
+	info->out_pool_buffers = smbd_pool_buffers;
+	info->out_buffer_size = smbd_buffer_size;
+	info->out_port = smbd_port;
+	info->out_mmap_size = (u64)smbd_pool_buffers * smbd_buffer_size;
+	return 0;
+}
+
+#define SMBD_OP(_cmd, _fn, _struct, _last)			\
+	[_cmd - SMBD_CMD_BASE] = {				\
+		.size = sizeof(_struct),			\
+		.min_size = offsetofend(_struct, _last),	\
+		.execute = _fn,					\
+	}
+
+static const struct smbd_ioctl_op smbd_ops[] = {
+	SMBD_OP(SMBD_CMD_GET_INFO, smbd_get_info, struct smbd_info,
+		out_mmap_size),
+};
+
+long smbd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	void __user *uarg = (void __user *)arg;
+	const struct smbd_ioctl_op *op;
+	union smbd_cmd_buffer buf;
+	unsigned int nr = _IOC_NR(cmd);
+	u32 user_size;
+	int ret;
+
+	/* sizes live in the structs: the number carries no size or direction */
+	if (cmd != _IO(SMBD_IOCTL_TYPE, nr) || nr < SMBD_CMD_BASE ||
+	    nr - SMBD_CMD_BASE >= ARRAY_SIZE(smbd_ops))
+		return -ENOTTY;
+	op = &smbd_ops[nr - SMBD_CMD_BASE];
+	if (!op->execute)
+		return -ENOTTY;
+
+	if (get_user(user_size, (u32 __user *)uarg))
+		return -EFAULT;
+	if (user_size < op->min_size)
+		return -EINVAL;
+	ret = copy_struct_from_user(&buf, op->size, uarg, user_size);
+	if (ret)
+		return ret;
+
+	ret = op->execute(filp, &buf);
+	if (ret)
+		return ret;
+	if (copy_to_user(uarg, &buf, min_t(size_t, op->size, user_size)))
+		return -EFAULT;
+	return 0;
+}

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * smbdirect.ko: SMB Direct (MS-SMBD) terminated in the kernel for Samba's
+ * smbd, which drives it through the /dev/smbd misc device.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/smbd.h>
+
+#include "smbdirect.h"
+
+unsigned int smbd_port = 5445;
+module_param_named(port, smbd_port, uint, 0444);
+MODULE_PARM_DESC(port, "RDMA CM port to listen on (default 5445)");
+
+unsigned int smbd_pool_buffers = 64;
+module_param_named(pool_buffers, smbd_pool_buffers, uint, 0444);
+MODULE_PARM_DESC(pool_buffers, "buffers in each file's pool (default 64)");
+
+unsigned int smbd_buffer_size = 1U << 20;
+module_param_named(buffer_size, smbd_buffer_size, uint, 0444);
+MODULE_PARM_DESC(buffer_size,
+		 "bytes per pool buffer, a power of two >= PAGE_SIZE (default 1 MiB)");
+
+#define SMBD_MAX_POOL_BUFFERS 1024
+#define SMBD_MAX_BUFFER_SIZE (16U << 20)
+
+static int smbd_open(struct inode *inode, struct file *filp)
+{
+	return stream_open(inode, filp);
+}
+
+static const struct file_operations smbd_fops = {
+	.owner = THIS_MODULE,
+	.open = smbd_open,
+	.unlocked_ioctl = smbd_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = no_llseek,
+};
+
+static struct miscdevice smbd_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = SMBD_DEVICE_NAME,
+	.fops = &smbd_fops,
+	.mode = 0600,
+};
+
+static int smbd_check_params(void)
+{
+	if (smbd_port == 0 || smbd_port > 65535) {
+		pr_err("port %u out of range\n", smbd_port);
+		return -EINVAL;
+	}
+	if (smbd_pool_buffers == 0 ||
+	    smbd_pool_buffers > SMBD_MAX_POOL_BUFFERS) {
+		pr_err("pool_buffers %u not in 1..%u\n", smbd_pool_buffers,
+		       SMBD_MAX_POOL_BUFFERS);
+		return -EINVAL;
+	}
+	if (!is_power_of_2(smbd_buffer_size) || smbd_buffer_size < PAGE_SIZE ||
+	    smbd_buffer_size > SMBD_MAX_BUFFER_SIZE) {
+		pr_err("buffer_size %u not a power of two in %lu..%u\n",
+		       smbd_buffer_size, PAGE_SIZE, SMBD_MAX_BUFFER_SIZE);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int __init smbd_init(void)
+{
+	int ret;
+
+	ret = smbd_check_params();
+	if (ret)
+		return ret;
+	ret = misc_register(&smbd_misc);
+	if (ret) {
+		pr_err("cannot register /dev/%s: %pe\n", SMBD_DEVICE_NAME,
+		       ERR_PTR(ret));
+		return ret;
+	}
+	return 0;
+}
+
+static void __exit smbd_exit(void)
+{
+	misc_deregister(&smbd_misc);
+}
+
+module_init(smbd_init);
+module_exit(smbd_exit);
+
+MODULE_DESCRIPTION("SMB Direct (SMB2 over RDMA) for Samba through /dev/smbd");
+MODULE_LICENSE("GPL");

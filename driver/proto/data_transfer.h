@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * MS-SMBD 2.2.3 Data Transfer message: header validation, send
+ * fragmentation planning and receive reassembly (MS-SMBD 3.1.5.1, 3.1.5.8).
+ */
+#ifndef SMBD_PROTO_DATA_TRANSFER_H
+#define SMBD_PROTO_DATA_TRANSFER_H
+
+#include "proto_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SMBD_DATA_HDR_SIZE 20		/* header without padding */
+#define SMBD_DATA_PAYLOAD_OFFSET 24	/* first 8-aligned offset after it */
+#define SMBD_FLAG_RESPONSE_REQUESTED 0x0001
+
+struct smbd_data_hdr {
+	uint16_t credits_requested;
+	uint16_t credits_granted;
+	uint16_t flags;
+	uint32_t remaining_data_length;
+	uint32_t data_offset;
+	uint32_t data_length;
+};
+
+/*
+ * Validate a received message of @len bytes (the receive completion's byte
+ * count) against our receive size and reassembly limit. On success the
+ * payload is buf[data_offset .. data_offset + data_length).
+ */
+enum smbd_proto_error smbd_data_parse(const uint8_t *buf, size_t len,
+				      uint32_t max_receive_size,
+				      uint32_t max_fragmented_recv_size,
+				      struct smbd_data_hdr *hdr);
+
+/*
+ * Write the header for @hdr; data_offset is set here (24 with payload, 0
+ * without). Returns the header bytes written: 24 (zero padding included) or
+ * 20 for an empty message.
+ */
+size_t smbd_data_build(struct smbd_data_hdr *hdr,
+		       uint8_t out[SMBD_DATA_PAYLOAD_OFFSET]);
+
+/* How a PDU is cut into Data Transfer messages. */
+struct smbd_frag_plan {
+	uint32_t pdu_len;
+	uint32_t max_payload;	/* payload bytes per message */
+	uint32_t count;		/* messages */
+};
+
+struct smbd_fragment {
+	uint32_t offset;		/* into the PDU */
+	uint32_t length;		/* DataLength */
+	uint32_t remaining;		/* RemainingDataLength */
+};
+
+enum smbd_proto_error smbd_frag_plan(uint32_t pdu_len, uint32_t max_send_size,
+				     uint32_t max_fragmented_send_size,
+				     struct smbd_frag_plan *plan);
+/* Fragment @index (< plan->count) of the plan. */
+void smbd_frag_get(const struct smbd_frag_plan *plan, uint32_t index,
+		   struct smbd_fragment *frag);
+
+/* Receive-side reassembly of one PDU at a time. */
+struct smbd_reassembly {
+	uint32_t max_fragmented_size;
+	uint32_t total;		/* size of the PDU being assembled */
+	uint32_t received;	/* bytes of it so far */
+	bool active;
+};
+
+void smbd_reassembly_init(struct smbd_reassembly *r,
+			  uint32_t max_fragmented_size);
+/*
+ * Account one validated message. Messages without payload carry only
+ * credits and leave the reassembly alone. Otherwise *offset is where the
+ * payload goes in the PDU, *total the PDU's size, and *complete is set on
+ * the last fragment (the state is then reset for the next PDU).
+ */
+enum smbd_proto_error smbd_reassembly_add(struct smbd_reassembly *r,
+					  const struct smbd_data_hdr *hdr,
+					  uint32_t *offset, uint32_t *total,
+					  bool *complete);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SMBD_PROTO_DATA_TRANSFER_H */

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The SMB2 the driver itself speaks (MS-SMB2): header parsing, NEGOTIATE
+ * request parsing and the response built from smbd's policy (3.3.5.4, as
+ * Samba 4.17 answers), the first SESSION_SETUP request, error responses.
+ * Parsed structs point into the caller's buffer; nothing is allocated.
+ */
+#ifndef SMBD_PROTO_SMB2_H
+#define SMBD_PROTO_SMB2_H
+
+#include "proto_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SMB2_HDR_SIZE 64
+#define SMB2_NEGOTIATE 0x0000
+#define SMB2_SESSION_SETUP 0x0001
+
+#define SMB2_FLAGS_SERVER_TO_REDIR 0x00000001u
+#define SMB2_FLAGS_ASYNC_COMMAND 0x00000002u
+#define SMB2_FLAGS_RELATED_OPERATIONS 0x00000004u
+#define SMB2_FLAGS_SIGNED 0x00000008u
+
+#define SMB2_DIALECT_202 0x0202
+#define SMB2_DIALECT_210 0x0210
+#define SMB2_DIALECT_300 0x0300
+#define SMB2_DIALECT_302 0x0302
+#define SMB2_DIALECT_311 0x0311
+
+#define SMB2_NEGOTIATE_SIGNING_ENABLED 0x0001
+#define SMB2_NEGOTIATE_SIGNING_REQUIRED 0x0002
+
+#define SMB2_GLOBAL_CAP_DFS 0x00000001u
+#define SMB2_GLOBAL_CAP_LEASING 0x00000002u
+#define SMB2_GLOBAL_CAP_LARGE_MTU 0x00000004u
+#define SMB2_GLOBAL_CAP_MULTI_CHANNEL 0x00000008u
+#define SMB2_GLOBAL_CAP_PERSISTENT_HANDLES 0x00000010u
+#define SMB2_GLOBAL_CAP_DIRECTORY_LEASING 0x00000020u
+#define SMB2_GLOBAL_CAP_ENCRYPTION 0x00000040u
+
+#define SMB2_PREAUTH_INTEGRITY_CAPABILITIES 0x0001
+#define SMB2_ENCRYPTION_CAPABILITIES 0x0002
+#define SMB2_COMPRESSION_CAPABILITIES 0x0003
+#define SMB2_NETNAME_NEGOTIATE_CONTEXT_ID 0x0005
+#define SMB2_TRANSPORT_CAPABILITIES 0x0006
+#define SMB2_RDMA_TRANSFORM_CAPABILITIES 0x0007
+#define SMB2_SIGNING_CAPABILITIES 0x0008
+#define SMB2_POSIX_EXTENSIONS_AVAILABLE 0x0100
+
+#define SMB2_PREAUTH_INTEGRITY_SHA512 0x0001
+#define SMB2_PREAUTH_SALT_SIZE 32
+
+#define SMB2_ENCRYPTION_AES128_CCM 0x0001
+#define SMB2_ENCRYPTION_AES128_GCM 0x0002
+#define SMB2_ENCRYPTION_AES256_CCM 0x0003
+#define SMB2_ENCRYPTION_AES256_GCM 0x0004
+
+#define SMB2_SIGNING_HMAC_SHA256 0x0000
+#define SMB2_SIGNING_AES128_CMAC 0x0001
+#define SMB2_SIGNING_AES128_GMAC 0x0002
+
+#define SMB2_SESSION_FLAG_BINDING 0x01
+
+#define NT_STATUS_SUCCESS 0x00000000u
+#define NT_STATUS_INVALID_PARAMETER 0xC000000Du
+#define NT_STATUS_NOT_SUPPORTED 0xC00000BBu
+#define NT_STATUS_USER_SESSION_DELETED 0xC0000203u
+#define NT_STATUS_SMB_NO_PREAUTH_INTEGRITY_HASH_OVERLAP 0xC05D0000u
+
+#define SMB2_POSIX_CONTEXT_TAG_SIZE 16
+extern const uint8_t smb2_posix_context_tag[SMB2_POSIX_CONTEXT_TAG_SIZE];
+
+struct smb2_hdr {
+	uint16_t credit_charge;
+	uint32_t status;
+	uint16_t command;
+	uint16_t credits;
+	uint32_t flags;
+	uint32_t next_command;
+	uint64_t message_id;
+	uint32_t process_id;
+	uint32_t tree_id;
+	uint64_t session_id;
+	uint8_t signature[16];
+};
+
+/* Parse the 64-byte header of a request. */
+enum smbd_proto_error smb2_hdr_parse(const uint8_t *buf, size_t len,
+				     struct smb2_hdr *hdr);
+
+/* A list of 16-bit ids inside the request (little-endian on the wire). */
+struct smb2_id_list {
+	const uint8_t *ids;
+	uint16_t count;
+	bool present;
+};
+
+uint16_t smb2_id_list_get(const struct smb2_id_list *l, uint16_t i);
+bool smb2_id_list_has(const struct smb2_id_list *l, uint16_t id);
+
+struct smb2_negotiate_req {
+	struct smb2_hdr hdr;
+	uint16_t security_mode;
+	uint32_t capabilities;
+	uint8_t client_guid[16];
+	struct smb2_id_list dialects;
+	/* 3.1.1 negotiate contexts (parsed only when 0x0311 is offered) */
+	uint16_t context_count;
+	struct smb2_id_list preauth_hashes;
+	struct smb2_id_list ciphers;
+	struct smb2_id_list signing_algorithms;
+	struct smb2_id_list rdma_transforms;
+	bool compression;
+	bool posix;	/* the POSIX context carries the POSIX tag */
+};
+
+enum smbd_proto_error smb2_negotiate_req_parse(const uint8_t *buf,
+					       size_t len,
+					       struct smb2_negotiate_req *req);
+
+/* What smbd answers to a NEGOTIATE (SET_PARAMS carries it). */
+#define SMB2_POLICY_MAX_ALGORITHMS 8
+struct smb2_negotiate_policy {
+	uint8_t server_guid[16];
+	uint32_t capabilities;
+	uint16_t security_mode;
+	uint16_t min_dialect;
+	uint16_t max_dialect;
+	uint32_t max_transact_size;
+	uint32_t max_read_size;
+	uint32_t max_write_size;
+	uint16_t ciphers[SMB2_POLICY_MAX_ALGORITHMS];
+	uint16_t signing_algorithms[SMB2_POLICY_MAX_ALGORITHMS];
+	uint8_t cipher_count;
+	uint8_t signing_algorithm_count;
+	bool posix_extensions;
+	const uint8_t *sec_blob;
+	uint16_t sec_blob_len;
+};
+
+/* The outcome of a NEGOTIATE. status != 0: answer with an error response. */
+struct smb2_negotiated {
+	uint32_t status;
+	uint16_t dialect;
+	uint16_t security_mode;
+	uint32_t capabilities;
+	uint32_t max_transact_size;
+	uint32_t max_read_size;
+	uint32_t max_write_size;
+	uint16_t cipher;		/* 0: none */
+	uint16_t signing_algorithm;
+	bool encryption_context;	/* answer with an encryption context */
+	bool signing_context;		/* answer with a signing context */
+	bool posix_context;		/* answer with the POSIX context */
+};
+
+void smb2_negotiate_decide(const struct smb2_negotiate_policy *policy,
+			   const struct smb2_negotiate_req *req,
+			   struct smb2_negotiated *out);
+
+/*
+ * Build the NEGOTIATE response for a successful decision. @system_time is
+ * the FILETIME of now; @salt the preauth salt (3.1.1).
+ */
+enum smbd_proto_error
+smb2_negotiate_resp_build(const struct smb2_negotiate_policy *policy,
+			  const struct smb2_negotiate_req *req,
+			  const struct smb2_negotiated *neg,
+			  uint64_t system_time,
+			  const uint8_t salt[SMB2_PREAUTH_SALT_SIZE],
+			  uint8_t *out, size_t cap, size_t *len);
+
+struct smb2_session_setup_req {
+	struct smb2_hdr hdr;
+	uint8_t flags;
+	uint8_t security_mode;
+	uint32_t capabilities;
+	uint32_t channel;
+	uint64_t previous_session_id;
+	const uint8_t *sec_buf;
+	uint16_t sec_buf_len;
+};
+
+enum smbd_proto_error
+smb2_session_setup_parse(const uint8_t *buf, size_t len,
+			 struct smb2_session_setup_req *req);
+
+/* The response header for @req as Samba writes it (flags, ids copied). */
+void smb2_resp_hdr_build(const struct smb2_hdr *req, uint32_t status,
+			 uint16_t credits, uint8_t out[SMB2_HDR_SIZE]);
+
+#define SMB2_ERROR_RESP_SIZE (SMB2_HDR_SIZE + 9)
+/* An SMB2 ERROR response to the request @req_hdr with @status. */
+enum smbd_proto_error smb2_error_resp_build(const struct smb2_hdr *req_hdr,
+					    uint32_t status, uint8_t *out,
+					    size_t cap, size_t *len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SMBD_PROTO_SMB2_H */

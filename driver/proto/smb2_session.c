@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/* SMB2 SESSION_SETUP request (MS-SMB2 2.2.5), the driver's routing input. */
+#include "smb2.h"
+
+#define SESSION_SETUP_STRUCTURE_SIZE 25
+#define SESSION_SETUP_FIXED_SIZE 24
+
+enum smbd_proto_error
+smb2_session_setup_parse(const uint8_t *buf, size_t len,
+			 struct smb2_session_setup_req *req)
+{
+	const uint8_t *body = buf + SMB2_HDR_SIZE;
+	enum smbd_proto_error err;
+	uint16_t off;
+
+	memset(req, 0, sizeof(*req));
+	err = smb2_hdr_parse(buf, len, &req->hdr);
+	if (err != SMBD_E_OK)
+		return err;
+	if (req->hdr.command != SMB2_SESSION_SETUP)
+		return SMBD_E_SMB2_UNEXPECTED_COMMAND;
+	if (req->hdr.next_command != 0 ||
+	    (req->hdr.flags & SMB2_FLAGS_RELATED_OPERATIONS))
+		return SMBD_E_SMB2_COMPOUND;
+	if (len < SMB2_HDR_SIZE + SESSION_SETUP_FIXED_SIZE)
+		return SMBD_E_TRUNCATED;
+	if (smbd_get_le16(body) != SESSION_SETUP_STRUCTURE_SIZE)
+		return SMBD_E_SMB2_STRUCTURE_SIZE;
+
+	req->flags = body[2];
+	req->security_mode = body[3];
+	req->capabilities = smbd_get_le32(body + 4);
+	req->channel = smbd_get_le32(body + 8);
+	off = smbd_get_le16(body + 12);
+	req->sec_buf_len = smbd_get_le16(body + 14);
+	req->previous_session_id = smbd_get_le64(body + 16);
+
+	/* Samba: the buffer must follow the fixed part, inside the PDU */
+	if (off != SMB2_HDR_SIZE + SESSION_SETUP_FIXED_SIZE ||
+	    (size_t)off + req->sec_buf_len > len)
+		return SMBD_E_SMB2_SECURITY_BUFFER;
+	req->sec_buf = buf + off;
+	return SMBD_E_OK;
+}
