@@ -43,6 +43,7 @@ fuzz:
 		mkdir -p $(BUILD)/fuzz/corpus/$$t; \
 		$(BUILD)/fuzz/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
 			-print_final_stats=1 $(BUILD)/fuzz/corpus/$$t \
+			tests/fuzz/seeds/$$t \
 			>$(BUILD)/fuzz/$$t.log 2>&1 || \
 			{ tail -n 40 $(BUILD)/fuzz/$$t.log; exit 1; }; \
 		printf 'FUZZ %-15s %s executions, no failure\n' $$t \
