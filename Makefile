@@ -4,6 +4,8 @@
 #                 packaged kernel headers, build and run the unit tests
 #   make module   build driver/smbdirect.ko only
 #   make unit     build and run the unit tests only
+#   make vm       run the guest tests: QEMU with Debian's stock kernel,
+#                 soft-RoCE and the module loaded
 #   make fuzz     run each parser's libFuzzer target (FUZZ_SECONDS each;
 #                 make check runs them briefly)
 #   make clean
@@ -17,10 +19,10 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 FUZZ_TARGETS := negotiate data_transfer smb2_negotiate session_setup buffer_desc
 
-.PHONY: check setup module unit fuzz clean
+.PHONY: check setup module unit vm fuzz clean
 
 check: setup
-	$(MAKE) --no-print-directory module unit
+	$(MAKE) --no-print-directory module unit vm
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
 
 setup:
@@ -34,6 +36,9 @@ unit:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	cmake --build $(BUILD) -j$(JOBS)
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+
+vm: module unit
+	SMBD_BUILD=$(BUILD) tools/vm/run.sh tests/vm/ioctl.sh
 
 fuzz:
 	cmake -S . -B $(BUILD)/fuzz -DSMBD_FUZZ=ON -DCMAKE_C_COMPILER=clang \

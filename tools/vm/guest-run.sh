@@ -1,0 +1,36 @@
+#!/bin/sh
+# Second stage in the guest (Debian's userland from the host): soft-RoCE on a
+# dummy netdev, smbdirect.ko loaded, then the scenario. The result share
+# receives the scenario's output, its exit code and the kernel log.
+arg() {
+	for kv in $(cat /proc/cmdline); do
+		case $kv in "$1="*) echo "${kv#*=}" ;; esac
+	done
+}
+repo=$(arg smbd.repo)
+out=$(arg smbd.out)
+scenario=$(arg smbd.scenario)
+export SMBD_REPO="$repo" SMBD_BUILD="$(arg smbd.build)" SMBD_ADDR=10.55.0.1
+
+setup() {
+	mount -t tmpfs tmpfs /tmp &&
+	ip link set lo up &&
+	modprobe dummy &&
+	ip link add smbd0 type dummy &&
+	ip link set smbd0 mtu 9000 up &&
+	ip addr add "$SMBD_ADDR/24" dev smbd0 &&
+	modprobe crc32_generic &&
+	modprobe rdma_rxe &&
+	rdma link add rxe0 type rxe netdev smbd0 &&
+	insmod "$repo/driver/smbdirect.ko"
+}
+
+if setup >"$out/setup.log" 2>&1; then
+	(cd "$repo" && sh "$scenario") >"$out/scenario.log" 2>&1
+	echo $? >"$out/rc"
+else
+	echo setup >"$out/rc"
+fi
+dmesg >"$out/dmesg"
+sync
+poweroff -f

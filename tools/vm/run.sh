@@ -1,0 +1,50 @@
+#!/bin/sh
+# Boot Debian's stock kernel in QEMU with the host root shared read-only and
+# run one scenario (a shell script, relative to the repository) in it; the
+# scenario finds the userspace build in $SMBD_BUILD (default: build).
+# Fails when the scenario fails or the kernel logs a warning, BUG, oops,
+# lockdep or refcount report; prints the scenario's output and, on failure,
+# the tail of the guest's kernel log.
+set -eu
+[ $# -eq 1 ] || { echo "usage: $0 <scenario.sh>" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+kernel=$("$here/kernel.sh")
+abi=$("$here/../kernel-abi.sh")
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/initramfs/bin" "$work/initramfs/lib/modules" "$work/out"
+cp /bin/busybox "$work/initramfs/bin/"
+cp "$here/initramfs-init" "$work/initramfs/init"
+# the first stage needs only virtio, 9p and overlay from the cached kernel
+(cd "$kernel/root/lib/modules" && cp -r --parents "$abi/kernel/drivers/virtio" \
+	"$abi/kernel/net/9p" "$abi/kernel/fs/9p" "$abi/kernel/fs/netfs" \
+	"$abi/kernel/fs/fscache" "$abi/kernel/fs/overlayfs" \
+	"$abi"/modules.dep "$abi"/modules.alias "$work/initramfs/lib/modules/")
+(cd "$work/initramfs" && find . | busybox cpio -o -H newc 2>/dev/null) |
+	gzip -1 >"$work/initramfs.gz"
+
+# TCG: this machine's /dev/kvm runs only special guests
+timeout "${SMBD_VM_TIMEOUT:-300}" qemu-system-x86_64 -machine accel=tcg \
+	-m 2048 -smp 2 -nographic -no-reboot -nic none \
+	-kernel "$kernel/root/boot/vmlinuz-$abi" -initrd "$work/initramfs.gz" \
+	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	-virtfs local,path="$work/out",mount_tag=out,security_model=none,multidevs=remap \
+	-append "console=ttyS0 quiet panic=-1 oops=panic smbd.repo=$repo smbd.out=/smbd-out smbd.kernel=$kernel smbd.scenario=$1 smbd.build=${SMBD_BUILD:-build}" \
+	>"$work/console.log" 2>&1 || true
+
+cat "$work/out/scenario.log" 2>/dev/null || true
+rc=$(cat "$work/out/rc" 2>/dev/null || echo none)
+if grep -qE 'WARNING:|BUG:|Oops|general protection|possible circular locking|refcount_t:|UBSAN:|KASAN:' \
+	"$work/out/dmesg" "$work/console.log" 2>/dev/null; then
+	echo "vm: the kernel reported a problem:" >&2
+	rc=splat
+fi
+if [ "$rc" != 0 ]; then
+	echo "vm: scenario $1 failed (result: $rc)" >&2
+	tail -n 30 "$work/out/setup.log" 2>/dev/null >&2 || true
+	tail -n 40 "$work/out/dmesg" 2>/dev/null >&2 ||
+		tail -n 40 "$work/console.log" >&2
+	exit 1
+fi
