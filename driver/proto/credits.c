@@ -86,5 +86,11 @@ bool smbd_credits_grant_due(const struct smbd_credits *c)
 {
 	if (ungranted(c) == 0)
 		return false;
-	return c->recv_granted <= c->recv_credit_target / 4u;
+	/*
+	 * A peer on its last credit may have nothing to grant, and then it
+	 * cannot send until we grant (the last credit rule); with a target
+	 * below 4 the quarter alone would leave both sides waiting.
+	 */
+	return c->recv_granted <= c->recv_credit_target / 4u ||
+	       c->recv_granted <= 1;
 }

@@ -55,8 +55,9 @@ enum smbd_proto_error smbd_credits_received(struct smbd_credits *c,
 enum smbd_send_verdict smbd_credits_send(struct smbd_credits *c,
 					 uint16_t *grant);
 /*
- * Should a message go out only to grant credits? True when the peer is
- * at or below a quarter of its target (or has none) and grants are pending.
+ * Should a message go out only to grant credits? True when grants are
+ * pending and the peer is at or below a quarter of its target or down to
+ * its last credit (which it may not spend without granting).
  */
 bool smbd_credits_grant_due(const struct smbd_credits *c);
 

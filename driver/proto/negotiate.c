@@ -30,13 +30,6 @@ enum smbd_proto_error smbd_negotiate_req_parse(const uint8_t *buf, size_t len,
 		return SMBD_E_RECEIVE_SIZE_TOO_SMALL;
 	if (req->max_fragmented_size < SMBD_MIN_FRAGMENTED_SIZE)
 		return SMBD_E_FRAGMENTED_SIZE_TOO_SMALL;
-	/*
-	 * Our receive size becomes min(ours, PreferredSendSize); a peer that
-	 * wants to send less than 128 bytes cannot carry the 24-byte header
-	 * plus an SMB2 header, so treat it like a too small receive size.
-	 */
-	if (req->preferred_send_size < SMBD_MIN_RECEIVE_SIZE)
-		return SMBD_E_SEND_SIZE_TOO_SMALL;
 	return SMBD_E_OK;
 }
 
@@ -61,9 +54,11 @@ void smbd_negotiate_server_params(const struct smbd_local_params *local,
 		local->receive_credit_max ? req->credits_requested :
 		local->receive_credit_max;
 	conn->send_credit_target = local->send_credit_target;
-	/* both are >= 128 after validation */
+	/* MS-SMBD 3.1.5.6: min(ours, PreferredSendSize), but at least 128 */
 	conn->max_receive_size = min_u32(local->max_receive_size,
 					 req->preferred_send_size);
+	if (conn->max_receive_size < SMBD_MIN_RECEIVE_SIZE)
+		conn->max_receive_size = SMBD_MIN_RECEIVE_SIZE;
 	conn->max_send_size = min_u32(local->max_send_size,
 				      req->max_receive_size);
 	conn->max_fragmented_send_size = req->max_fragmented_size;

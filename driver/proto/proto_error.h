@@ -23,7 +23,7 @@ extern "C" {
 	X(ZERO_CREDITS_GRANTED, "CreditsGranted is 0")			\
 	X(RECEIVE_SIZE_TOO_SMALL, "MaxReceiveSize below 128")		\
 	X(FRAGMENTED_SIZE_TOO_SMALL, "MaxFragmentedSize below 131072")	\
-	X(SEND_SIZE_TOO_SMALL, "PreferredSendSize below 128")		\
+	X(SEND_SIZE_TOO_SMALL, "send size below 128 or no room for data")		\
 	X(SEND_SIZE_TOO_LARGE, "PreferredSendSize above our MaxReceiveSize") \
 	X(NEGOTIATE_FAILED, "negotiate response status is not success") \
 	/* MS-SMBD data transfer */					\

@@ -230,6 +230,34 @@ static bool choose_algorithm(const uint16_t *prefs, uint8_t nprefs,
 	return false;
 }
 
+static bool policy_lists(const uint16_t *algs, uint8_t n, uint16_t id)
+{
+	uint8_t i;
+
+	for (i = 0; i < n; i++)
+		if (algs[i] == id)
+			return true;
+	return false;
+}
+
+/*
+ * Samba's smb311_capabilities_check(): the signing algorithm and cipher in
+ * force must be in smbd's lists (so that removing AES-128-CMAC or -CCM
+ * disables 3.0 and 3.0.2); cipher 0 passes only if the list is not empty.
+ */
+static bool algorithms_allowed(const struct smb2_negotiate_policy *policy,
+			       const struct smb2_negotiated *out)
+{
+	if (!policy_lists(policy->signing_algorithms,
+			  policy->signing_algorithm_count,
+			  out->signing_algorithm))
+		return false;
+	if (policy->cipher_count == 0)
+		return false;
+	return out->cipher == 0 ||
+	       policy_lists(policy->ciphers, policy->cipher_count, out->cipher);
+}
+
 static uint32_t min_u32(uint32_t a, uint32_t b)
 {
 	return a < b ? a : b;
@@ -296,6 +324,11 @@ void smb2_negotiate_decide(const struct smb2_negotiate_policy *policy,
 					 &req->signing_algorithms,
 					 &out->signing_algorithm);
 
+	if (!algorithms_allowed(policy, out)) {
+		out->status = NT_STATUS_INVALID_PARAMETER;
+		return;
+	}
+
 	if (d >= SMB2_DIALECT_300 &&
 	    (policy->capabilities & SMB2_GLOBAL_CAP_MULTI_CHANNEL) &&
 	    (req->capabilities & SMB2_GLOBAL_CAP_MULTI_CHANNEL))
@@ -346,7 +379,8 @@ smb2_negotiate_resp_build(const struct smb2_negotiate_policy *policy,
 		return SMBD_E_OUT_OF_SPACE;
 
 	smb2_resp_hdr_build(&req->hdr, NT_STATUS_SUCCESS, 1, out);
-	memcpy(out + blob_off, policy->sec_blob, policy->sec_blob_len);
+	if (policy->sec_blob_len)	/* sec_blob may be NULL then */
+		memcpy(out + blob_off, policy->sec_blob, policy->sec_blob_len);
 	pos = blob_off + policy->sec_blob_len;
 
 	if (neg->dialect == SMB2_DIALECT_311) {
