@@ -13,7 +13,6 @@ scenario=$(arg smbd.scenario)
 export SMBD_REPO="$repo" SMBD_BUILD="$(arg smbd.build)" SMBD_ADDR=10.55.0.1
 
 setup() {
-	mount -t tmpfs tmpfs /tmp &&
 	ip link set lo up &&
 	modprobe dummy &&
 	ip link add smbd0 type dummy &&
