@@ -11,58 +11,10 @@
 #include <vector>
 
 #include "smb2.h"
+#include "wire_bytes.h"
 
 namespace {
 
-// Little-endian writer: each field is appended explicitly.
-struct Bytes {
-    std::vector<uint8_t> b;
-
-    Bytes &u8(uint8_t v)
-    {
-        b.push_back(v);
-        return *this;
-    }
-    Bytes &le16(uint16_t v) { return u8(uint8_t(v)).u8(uint8_t(v >> 8)); }
-    Bytes &le32(uint32_t v) { return le16(uint16_t(v)).le16(uint16_t(v >> 16)); }
-    Bytes &le64(uint64_t v) { return le32(uint32_t(v)).le32(uint32_t(v >> 32)); }
-    Bytes &raw(std::span<const uint8_t> s)
-    {
-        b.insert(b.end(), s.begin(), s.end());
-        return *this;
-    }
-    Bytes &zeros(size_t n)
-    {
-        b.insert(b.end(), n, 0);
-        return *this;
-    }
-    size_t size() const { return b.size(); }
-};
-
-::testing::AssertionResult SameBytes(const std::vector<uint8_t> &got,
-                                     const std::vector<uint8_t> &want)
-{
-    size_t n = std::min(got.size(), want.size());
-    for (size_t i = 0; i < n; i++) {
-        if (got[i] != want[i]) {
-            char msg[96];
-            std::snprintf(msg, sizeof(msg),
-                          "first difference at offset %zu (0x%zx): got 0x%02x, want 0x%02x",
-                          i, i, got[i], want[i]);
-            return ::testing::AssertionFailure() << msg;
-        }
-    }
-    if (got.size() != want.size())
-        return ::testing::AssertionFailure()
-               << "length " << got.size() << ", want " << want.size();
-    return ::testing::AssertionSuccess();
-}
-
-// Compare by enumerator name so that failures say which rule fired.
-#define EXPECT_PROTO_ERR(expr, want) \
-    EXPECT_STREQ(smbd_proto_error_name(expr), smbd_proto_error_name(want))
-#define ASSERT_PROTO_ERR(expr, want) \
-    ASSERT_STREQ(smbd_proto_error_name(expr), smbd_proto_error_name(want))
 
 constexpr uint64_t kSessionId = 0x4f2a91c300000011ull; // smbd's session on channel 1
 
