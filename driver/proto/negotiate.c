@@ -7,6 +7,11 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
+static uint16_t min_u16(uint16_t a, uint16_t b)
+{
+	return a < b ? a : b;
+}
+
 enum smbd_proto_error smbd_negotiate_req_parse(const uint8_t *buf, size_t len,
 					       struct smbd_negotiate_req *req)
 {
@@ -50,9 +55,8 @@ void smbd_negotiate_server_params(const struct smbd_local_params *local,
 				  struct smbd_conn_params *conn)
 {
 	conn->receive_credit_max = local->receive_credit_max;
-	conn->receive_credit_target = req->credits_requested <
-		local->receive_credit_max ? req->credits_requested :
-		local->receive_credit_max;
+	conn->receive_credit_target = min_u16(req->credits_requested,
+					      local->receive_credit_max);
 	conn->send_credit_target = local->send_credit_target;
 	/* MS-SMBD 3.1.5.6: min(ours, PreferredSendSize), but at least 128 */
 	conn->max_receive_size = min_u32(local->max_receive_size,
@@ -150,9 +154,8 @@ smbd_negotiate_client_params(const struct smbd_local_params *local,
 		return SMBD_E_SEND_SIZE_TOO_LARGE;
 
 	conn->receive_credit_max = local->receive_credit_max;
-	conn->receive_credit_target = resp->credits_requested <
-		local->receive_credit_max ? resp->credits_requested :
-		local->receive_credit_max;
+	conn->receive_credit_target = min_u16(resp->credits_requested,
+					      local->receive_credit_max);
 	conn->send_credit_target = local->send_credit_target;
 	conn->max_receive_size = local->max_receive_size;
 	conn->max_send_size = min_u32(local->max_send_size,
