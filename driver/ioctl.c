@@ -27,7 +27,7 @@ static int smbd_get_info(struct file *filp, void *cmd)
 {
 	struct smbd_info *info = cmd;
 
-	if (info->flags || info->__reserved)
+	if (info->flags)
 		return -EINVAL;
 
 	info->out_abi_version = SMBD_ABI_VERSION;
@@ -41,6 +41,7 @@ static int smbd_get_info(struct file *filp, void *cmd)
 	info->out_pool_buffers = smbd_pool_buffers;
 	info->out_buffer_size = smbd_buffer_size;
 	info->out_port = smbd_port;
+	info->out_max_iovs = SMBD_MAX_IOVS;
 	info->out_mmap_size = (u64)smbd_pool_buffers * smbd_buffer_size;
 	return 0;
 }

@@ -12,6 +12,7 @@
 #define SMBD_MAX_PDU_SIZE (16U << 20)	/* SMB2 LARGE_MTU bound */
 #define SMBD_MAX_SLICES 256
 #define SMBD_MAX_DESCRIPTORS 64
+#define SMBD_MAX_IOVS 16
 
 /* Module parameters (main.c). */
 extern unsigned int smbd_port;

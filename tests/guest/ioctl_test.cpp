@@ -60,13 +60,6 @@ TEST_F(Device, RejectsUnknownFlags)
     EXPECT_EQ(call(SMBD_IOC_GET_INFO, &info), EINVAL);
 }
 
-TEST_F(Device, RejectsNonZeroReserved)
-{
-    smbd_info info = info_request();
-    info.__reserved = 1;
-    EXPECT_EQ(call(SMBD_IOC_GET_INFO, &info), EINVAL);
-}
-
 TEST_F(Device, RejectsSizeBelowFirstVersion)
 {
     smbd_info info = info_request();

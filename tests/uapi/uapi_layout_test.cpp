@@ -25,7 +25,7 @@ PIN(smbd_info, out_max_descriptors, 36);
 PIN(smbd_info, out_pool_buffers, 40);
 PIN(smbd_info, out_buffer_size, 44);
 PIN(smbd_info, out_port, 48);
-PIN(smbd_info, __reserved, 52);
+PIN(smbd_info, out_max_iovs, 52);
 PIN(smbd_info, out_mmap_size, 56);
 
 SIZE(smbd_set_params, 152);

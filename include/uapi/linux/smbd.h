@@ -72,6 +72,7 @@ enum {
 #define SMBD_MAX_SEC_BLOB 4096		/* initial SPNEGO blob */
 #define SMBD_TOKEN_SIZE 16		/* NEW_CONNECTION claim token */
 #define SMBD_GUID_SIZE 16
+#define SMBD_MAX_TIMEOUT_MS 3600000	/* any *_ms field of SET_PARAMS */
 
 /* Feature bits of smbd_info.out_features: one per capability. */
 #define SMBD_FEATURE_SET_PARAMS (1ULL << 0)	/* SET_PARAMS, RDMA listener */
@@ -99,7 +100,7 @@ enum {
  * @out_pool_buffers: buffers in each file's pool (module parameter)
  * @out_buffer_size: bytes per pool buffer (module parameter)
  * @out_port: TCP port space the RDMA listener uses (module parameter)
- * @__reserved: must be 0
+ * @out_max_iovs: most iovecs in one SEND_PDU entry
  * @out_mmap_size: bytes of the pool mapping (see SMBD_IOC_GET_MEM_PARAMS)
  */
 struct smbd_info {
@@ -115,7 +116,7 @@ struct smbd_info {
 	__u32 out_pool_buffers;
 	__u32 out_buffer_size;
 	__u32 out_port;
-	__u32 __reserved;
+	__u32 out_max_iovs;
 	__aligned_u64 out_mmap_size;
 };
 #define SMBD_IOC_GET_INFO _IO(SMBD_IOCTL_TYPE, SMBD_CMD_GET_INFO)
@@ -131,34 +132,40 @@ struct smbd_info {
  * MS-SMBD transport (MS-SMBD 3.1.1.1; 0 in a field is invalid):
  * @receive_credit_max: receive buffers posted per connection (1..65535)
  * @send_credit_target: send credits requested from the peer (1..65535)
- * @max_send_size: largest SMB Direct message sent (>= 128)
- * @max_receive_size: size of each posted receive buffer (>= 128)
+ * @max_send_size: largest SMB Direct message sent (128..65536)
+ * @max_receive_size: size of each posted receive buffer (128..65536)
  * @max_fragmented_size: largest reassembled PDU accepted (>= 131072, at most
  *	out_max_pdu_size)
  * @max_read_write_size: largest RDMA transfer for one SMB2 READ/WRITE
+ *	(1..out_max_pdu_size)
  * @keepalive_interval_ms: idle time before a keepalive is sent
- * @keepalive_timeout_ms: wait for any message after a keepalive request
+ * @keepalive_timeout_ms: wait for any message after a keepalive request,
+ *	and for a credit grant while a send waits for one
  * @negotiate_timeout_ms: wait for the MS-SMBD Negotiate Request and the
  *	SMB2 NEGOTIATE / SESSION_SETUP after accepting an RDMA connection
  * @accept_timeout_ms: a NEW_CONNECTION not claimed by ACCEPT in this time
  *	is dropped
+ * Every *_ms field is 1..SMBD_MAX_TIMEOUT_MS.
  *
  * SMB2 NEGOTIATE policy (what smbd itself would answer; MS-SMB2 3.3.5.4):
  * @server_guid: ServerGuid (Samba: the lower-case NetBIOS name, NUL-padded)
  * @capabilities: SMB2_GLOBAL_CAP_* the server may grant; the driver keeps
  *	only those the chosen dialect and the client allow
  * @security_mode: SMB2_NEGOTIATE_SIGNING_ENABLED (0x1) and optionally
- *	SMB2_NEGOTIATE_SIGNING_REQUIRED (0x2)
- * @min_dialect: lowest dialect accepted (e.g. 0x0300)
- * @max_dialect: highest dialect offered (e.g. 0x0311)
- * @max_transact_size: MaxTransactSize of the response
- * @max_read_size: MaxReadSize of the response
- * @max_write_size: MaxWriteSize of the response
+ *	SMB2_NEGOTIATE_SIGNING_REQUIRED (0x2); no other bits
+ * @min_dialect: lowest dialect accepted: 0x0300, 0x0302 or 0x0311 (SMB
+ *	Direct needs SMB 3)
+ * @max_dialect: highest dialect offered, one of those, >= @min_dialect
+ * @max_transact_size: MaxTransactSize of the response (>= 65536)
+ * @max_read_size: MaxReadSize of the response (>= 65536)
+ * @max_write_size: MaxWriteSize of the response (>= 65536)
  * @policy_flags: SMBD_POLICY_*
- * @cipher_count: entries used in @ciphers
+ * @cipher_count: entries used in @ciphers (0: no encryption)
  * @signing_algorithm_count: entries used in @signing_algorithms
- * @ciphers: SMB2 cipher ids in server preference order
- * @signing_algorithms: SMB2 signing algorithm ids in server preference order
+ * @ciphers: SMB2 cipher ids (1..4) in server preference order, no duplicates;
+ *	unused entries must be 0
+ * @signing_algorithms: SMB2 signing algorithm ids (0..2) in server
+ *	preference order, no duplicates; unused entries must be 0
  * @sec_blob_len: bytes at @sec_blob_ptr (at most SMBD_MAX_SEC_BLOB)
  * @__reserved: must be 0
  * @sec_blob_ptr: the initial security blob (SPNEGO negTokenInit)
@@ -240,6 +247,9 @@ struct smbd_accept {
  *
  * A binding SESSION_SETUP for a registered SessionId becomes a NEW_CHANNEL
  * event on the registering file. Closing the file unregisters its sessions.
+ * SessionId 0 is invalid. Registering a session this file already holds
+ * succeeds; one held by another file fails with EBUSY. Unregistering a
+ * session this file does not hold fails with ENOENT.
  */
 struct smbd_session {
 	__u32 size;
@@ -323,7 +333,9 @@ struct smbd_sockaddr {
  * struct smbd_event - one record filled by SMBD_IOC_GET_EVENTS
  * @type: SMBD_EVENT_*
  * @flags: per type (SMBD_CHANNEL_*)
- * @conn_id: the connection (0 for OVERFLOW)
+ * @conn_id: the connection: its id on this file (the same number in
+ *	NEW_CONNECTION, where no file owns it yet, and in ACCEPT); 0 for
+ *	OVERFLOW
  * @user_data: SEND_DONE, RDMA_DONE: the user_data of the request
  * @status: SEND_DONE, RDMA_DONE: 0 or a negative errno
  * @data_len: bytes of this event's data in the GET_EVENTS data area
@@ -377,7 +389,8 @@ struct smbd_event {
  * @size: sizeof(struct smbd_get_events)
  * @flags: must be 0
  * @max_events: capacity of @events_ptr in entries (1..out_max_batch)
- * @event_size: sizeof(struct smbd_event) as the caller knows it
+ * @event_size: sizeof(struct smbd_event) as the caller knows it, at least
+ *	that of ABI version 1 (128); bytes past the kernel's struct are zeroed
  * @events_ptr: array of struct smbd_event
  * @data_ptr: area the event data (PDUs, NEGOTIATE bytes) is copied into
  * @data_len: bytes available at @data_ptr
@@ -387,7 +400,8 @@ struct smbd_event {
  *
  * Blocks until at least one event is queued unless the file is O_NONBLOCK.
  * An event's data never spans two calls: if it does not fit, the call
- * returns the events before it.
+ * returns the events before it. Each event's data starts 8-byte aligned.
+ * Events of one connection keep their order; DISCONNECTED is its last.
  */
 struct smbd_get_events {
 	__u32 size;
@@ -422,7 +436,8 @@ struct smbd_iovec {
  * @conn_id: connection owned by this file
  * @user_data: echoed in SEND_DONE
  * @iov_ptr: array of struct smbd_iovec forming the PDU (no length prefix)
- * @iov_count: entries at @iov_ptr
+ * @iov_count: entries at @iov_ptr (1..out_max_iovs); the PDU is their
+ *	concatenation, 1..MaxFragmentedSize bytes (the peer's limit)
  * @flags: SMBD_SEND_*
  * @invalidate_token: remote token (SMB2 Buffer Descriptor V1 Token) to
  *	invalidate with the PDU's first message; needs SMBD_SEND_INVALIDATE
@@ -443,7 +458,7 @@ struct smbd_send_entry {
  * @size: sizeof(struct smbd_send_pdu)
  * @flags: must be 0
  * @count: entries at @entries_ptr (1..out_max_batch)
- * @entry_size: sizeof(struct smbd_send_entry) as the caller knows it
+ * @entry_size: sizeof(struct smbd_send_entry) as the caller knows it (>= 40)
  * @entries_ptr: array of struct smbd_send_entry
  * @out_done: entries accepted
  * @__reserved: must be 0
