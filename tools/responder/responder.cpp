@@ -3,6 +3,7 @@
 
 #include "reply.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cinttypes>
@@ -393,18 +394,20 @@ void Responder::flush_sends()
             rest.first(std::min<size_t>(rest.size(), max_batch_));
         uint32_t done = 0;
         int err = dev_.send_pdu(batch, &done);
+        done = std::min<uint32_t>(done, static_cast<uint32_t>(batch.size()));
         for (uint32_t i = 0; i < done; i++) {
             summary_.pdus_sent++;
             summary_.bytes_sent += batch[i].iov[0].size();
         }
+        // a partial batch is sent again from the failing entry, which then
+        // fails first and reports its errno; such an entry is skipped
         if (err || done == 0) {
-            // the first entry of what is left failed: skip it
             summary_.send_errors++;
             log("conn %llu: SEND_PDU of %zu bytes failed: %s",
                 static_cast<unsigned long long>(batch[done].conn_id),
                 batch[done].iov[0].size(),
                 err ? strerror(err) : "nothing accepted");
-            done++;
+            done = 1;
         }
         rest = rest.subspan(done);
     }
