@@ -8,18 +8,18 @@ namespace guest {
 
 namespace {
 
+// A connection id and a session id no test ever creates.
+constexpr uint64_t kUnknownConn = 1ull << 40;
+constexpr uint64_t kSession = 0x5eed000000000001ull;
+
 // Pointees of the requests: they must outlive every ioctl of the run.
 const smbd::device::Params params = smbd::device::default_params();
 smbd_event events[1];
 uint8_t event_data[4096];
 const uint8_t pdu[64] = {0xfe, 'S', 'M', 'B', 64};
 smbd_iovec iov = {reinterpret_cast<uintptr_t>(pdu), sizeof(pdu)};
-smbd_send_entry entry = {1ull << 40, 0, reinterpret_cast<uintptr_t>(&iov),
+smbd_send_entry entry = {kUnknownConn, 0, reinterpret_cast<uintptr_t>(&iov),
                          1, 0, 0, 0};
-
-// A connection id and a session id no test ever creates.
-constexpr uint64_t kUnknownConn = 1ull << 40;
-constexpr uint64_t kSession = 0x5eed000000000001ull;
 
 template <typename T> T sized()
 {
