@@ -15,6 +15,13 @@
 
 union smbd_cmd_buffer {
 	struct smbd_info info;
+	struct smbd_set_params set_params;
+	struct smbd_listen listen;
+	struct smbd_accept accept;
+	struct smbd_session session;
+	struct smbd_get_events get_events;
+	struct smbd_send_pdu send_pdu;
+	struct smbd_disconnect disconnect;
 };
 
 struct smbd_ioctl_op {
@@ -22,6 +29,11 @@ struct smbd_ioctl_op {
 	size_t min_size;	/* the struct's first version */
 	int (*execute)(struct file *filp, void *cmd);
 };
+
+#define SMBD_FEATURES (SMBD_FEATURE_SET_PARAMS | SMBD_FEATURE_LISTEN |	\
+		       SMBD_FEATURE_SESSIONS | SMBD_FEATURE_EVENTS |	\
+		       SMBD_FEATURE_SEND_PDU | SMBD_FEATURE_SEND_INVALIDATE | \
+		       SMBD_FEATURE_DISCONNECT)
 
 static int smbd_get_info(struct file *filp, void *cmd)
 {
@@ -33,7 +45,7 @@ static int smbd_get_info(struct file *filp, void *cmd)
 	info->out_abi_version = SMBD_ABI_VERSION;
 	info->out_max_events = SMBD_EVENT_QUEUE_LEN;
 	/* each bit is set by the change that makes its commands work */
-	info->out_features = 0;
+	info->out_features = SMBD_FEATURES;
 	info->out_max_batch = SMBD_MAX_BATCH;
 	info->out_max_pdu_size = SMBD_MAX_PDU_SIZE;
 	info->out_max_slices = SMBD_MAX_SLICES;
@@ -46,6 +58,25 @@ static int smbd_get_info(struct file *filp, void *cmd)
 	return 0;
 }
 
+#define SMBD_FILE_OP(_name)						\
+	static int smbd_##_name(struct file *filp, void *cmd)		\
+	{								\
+		return smbd_ioctl_##_name(filp->private_data, cmd);	\
+	}
+SMBD_FILE_OP(set_params)
+SMBD_FILE_OP(listen)
+SMBD_FILE_OP(accept)
+SMBD_FILE_OP(register_session)
+SMBD_FILE_OP(unregister_session)
+SMBD_FILE_OP(send_pdu)
+SMBD_FILE_OP(disconnect)
+
+static int smbd_get_events(struct file *filp, void *cmd)
+{
+	return smbd_ioctl_get_events(filp->private_data, cmd,
+				     filp->f_flags & O_NONBLOCK);
+}
+
 #define SMBD_OP(_cmd, _fn, _struct, _last)			\
 	[_cmd - SMBD_CMD_BASE] = {				\
 		.size = sizeof(_struct),			\
@@ -56,6 +87,20 @@ static int smbd_get_info(struct file *filp, void *cmd)
 static const struct smbd_ioctl_op smbd_ops[] = {
 	SMBD_OP(SMBD_CMD_GET_INFO, smbd_get_info, struct smbd_info,
 		out_mmap_size),
+	SMBD_OP(SMBD_CMD_SET_PARAMS, smbd_set_params, struct smbd_set_params,
+		sec_blob_ptr),
+	SMBD_OP(SMBD_CMD_LISTEN, smbd_listen, struct smbd_listen, flags),
+	SMBD_OP(SMBD_CMD_ACCEPT, smbd_accept, struct smbd_accept, out_conn_id),
+	SMBD_OP(SMBD_CMD_REGISTER_SESSION, smbd_register_session,
+		struct smbd_session, session_id),
+	SMBD_OP(SMBD_CMD_UNREGISTER_SESSION, smbd_unregister_session,
+		struct smbd_session, session_id),
+	SMBD_OP(SMBD_CMD_GET_EVENTS, smbd_get_events, struct smbd_get_events,
+		__reserved),
+	SMBD_OP(SMBD_CMD_SEND_PDU, smbd_send_pdu, struct smbd_send_pdu,
+		__reserved),
+	SMBD_OP(SMBD_CMD_DISCONNECT, smbd_disconnect, struct smbd_disconnect,
+		conn_id),
 };
 
 long smbd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
@@ -84,9 +129,10 @@ long smbd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return ret;
 
 	ret = op->execute(filp, &buf);
-	if (ret)
+	/* EMSGSIZE reports the size needed in the struct */
+	if (ret && ret != -EMSGSIZE)
 		return ret;
 	if (copy_to_user(uarg, &buf, min_t(size_t, op->size, user_size)))
 		return -EFAULT;
-	return 0;
+	return ret;
 }

@@ -7,6 +7,7 @@
 
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/poll.h>
 #include <linux/smbd.h>
 
 #include "smbdirect.h"
@@ -27,14 +28,35 @@ MODULE_PARM_DESC(buffer_size,
 #define SMBD_MAX_POOL_BUFFERS 1024
 #define SMBD_MAX_BUFFER_SIZE (16U << 20)
 
+struct workqueue_struct *smbd_wq;
+
 static int smbd_open(struct inode *inode, struct file *filp)
 {
+	struct smbd_file *file = smbd_file_alloc();
+
+	if (!file)
+		return -ENOMEM;
+	filp->private_data = file;
 	return stream_open(inode, filp);
 }
 
+static int smbd_release(struct inode *inode, struct file *filp)
+{
+	smbd_file_release(filp->private_data);
+	return 0;
+}
+
+static __poll_t smbd_poll(struct file *filp, poll_table *wait)
+{
+	return smbd_events_poll(filp->private_data, filp, wait);
+}
+
+/* open files pin the module (.owner), so unload waits for their close */
 static const struct file_operations smbd_fops = {
 	.owner = THIS_MODULE,
 	.open = smbd_open,
+	.release = smbd_release,
+	.poll = smbd_poll,
 	.unlocked_ioctl = smbd_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = no_llseek,
@@ -45,6 +67,7 @@ static struct miscdevice smbd_misc = {
 	.name = SMBD_DEVICE_NAME,
 	.fops = &smbd_fops,
 	.mode = 0600,
+	.groups = smbd_attr_groups,
 };
 
 static int smbd_check_params(void)
@@ -75,18 +98,33 @@ static int __init smbd_init(void)
 	ret = smbd_check_params();
 	if (ret)
 		return ret;
+	smbd_wq = alloc_workqueue("smbdirect", WQ_MEM_RECLAIM, 0);
+	if (!smbd_wq)
+		return -ENOMEM;
 	ret = misc_register(&smbd_misc);
 	if (ret) {
 		pr_err("cannot register /dev/%s: %pe\n", SMBD_DEVICE_NAME,
 		       ERR_PTR(ret));
-		return ret;
+		goto out_wq;
 	}
+	ret = smbd_listener_start();
+	if (ret)
+		goto out_misc;
 	return 0;
+
+out_misc:
+	misc_deregister(&smbd_misc);
+out_wq:
+	destroy_workqueue(smbd_wq);
+	return ret;
 }
 
 static void __exit smbd_exit(void)
 {
+	smbd_listener_stop();
 	misc_deregister(&smbd_misc);
+	smbd_conns_shutdown();
+	destroy_workqueue(smbd_wq);
 }
 
 module_init(smbd_init);

@@ -4,7 +4,22 @@
 #define SMBDIRECT_H
 
 #include <linux/fs.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/smbd.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "credits.h"
+#include "data_transfer.h"
+#include "negotiate.h"
+#include "smb2.h"
 
 /* Limits reported by GET_INFO and enforced by the commands. */
 #define SMBD_EVENT_QUEUE_LEN 1024
@@ -14,11 +29,258 @@
 #define SMBD_MAX_DESCRIPTORS 64
 #define SMBD_MAX_IOVS 16
 
+/* Engine limits: memory per connection stays bounded whatever SET_PARAMS. */
+#define SMBD_MAX_IO_SIZE 65536		/* max send / receive size */
+#define SMBD_MAX_CREDITS 1024		/* receives posted, send slots */
+#define SMBD_CONN_MAX_QUEUED 64		/* unread PDUs before credits stop */
+#define SMBD_SMB2_RESP_MAX (SMBD_MAX_SEC_BLOB + 1024)
+
 /* Module parameters (main.c). */
 extern unsigned int smbd_port;
 extern unsigned int smbd_pool_buffers;
 extern unsigned int smbd_buffer_size;
 
+extern struct workqueue_struct *smbd_wq;
+
+/* SET_PARAMS as the connections use it; shared, immutable once built. */
+struct smbd_params {
+	struct kref ref;
+	struct smbd_local_params local;
+	u32 keepalive_interval_ms;
+	u32 keepalive_timeout_ms;
+	u32 negotiate_timeout_ms;
+	u32 accept_timeout_ms;
+	struct smb2_negotiate_policy policy;	/* sec_blob points at blob */
+	u8 blob[];
+};
+
+/* One open /dev/smbd. */
+struct smbd_file {
+	struct kref ref;
+	kuid_t owner;			/* euid of the opener */
+	struct mutex read_mutex;	/* one GET_EVENTS at a time */
+	spinlock_t lock;		/* events, nr_events, lost, closing */
+	struct list_head events;
+	unsigned int nr_events;
+	u64 lost;
+	bool closing;
+	wait_queue_head_t wait;
+	struct xarray conns;		/* id -> smbd_conn, one reference each */
+};
+
+enum smbd_conn_state {
+	SMBD_CONN_NEGOTIATE,		/* waiting for the MS-SMBD negotiate */
+	SMBD_CONN_SMB2_NEGOTIATE,	/* waiting for the SMB2 NEGOTIATE */
+	SMBD_CONN_SESSION_SETUP,	/* waiting for the first SESSION_SETUP */
+	SMBD_CONN_OFFERED,		/* NEW_CONNECTION waits for ACCEPT */
+	SMBD_CONN_OWNED,		/* PDUs go to the owning file */
+	SMBD_CONN_DISCONNECTING,	/* failed; teardown queued */
+};
+
+enum smbd_keepalive {
+	SMBD_KEEPALIVE_NONE,
+	SMBD_KEEPALIVE_PENDING,		/* next message requests a response */
+	SMBD_KEEPALIVE_SENT,		/* waiting for any message */
+};
+
+struct smbd_conn;
+
+struct smbd_recv_io {
+	struct ib_cqe cqe;
+	struct smbd_conn *conn;
+	struct list_head node;		/* conn->recv_free */
+	u8 *buf;
+	u64 dma;
+	u32 len;			/* bytes received */
+};
+
+struct smbd_send_io {
+	struct ib_cqe cqe;
+	struct smbd_conn *conn;
+	struct list_head node;		/* conn->send_free */
+	struct smbd_pdu_out *pdu;	/* set on a PDU's last message */
+	u8 *buf;
+	u64 dma;
+};
+
+/* A PDU to send: SEND_PDU's copy or the driver's own SMB2 response. */
+struct smbd_pdu_out {
+	struct list_head node;
+	u8 *data;
+	u32 len;
+	u32 next_frag;
+	struct smbd_frag_plan plan;
+	u32 flags;			/* SMBD_SEND_* */
+	u32 invalidate_token;
+	u64 user_data;
+	u32 final_reason;		/* disconnect once sent (SMBD_REASON_*) */
+};
+
+struct smbd_conn {
+	struct kref ref;
+	u32 id;
+	struct smbd_params *params;
+	struct rdma_cm_id *cm_id;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct smbd_sockaddr local;
+	struct smbd_sockaddr remote;
+	struct smbd_local_params lp;	/* params->local within device limits */
+
+	spinlock_t lock;	/* everything below unless said otherwise */
+	enum smbd_conn_state state;
+	u32 reason;		/* first SMBD_REASON_* */
+	bool established;
+	bool linger;		/* let posted sends finish before disconnect */
+	struct smbd_recv_io *early_negotiate;	/* before ESTABLISHED */
+	struct smbd_conn_params cp;
+	struct smbd_credits credits;
+	u32 sends_posted;
+	wait_queue_head_t send_wait;
+
+	/* receive side */
+	struct smbd_recv_io *recv_ios;
+	u32 nr_recv_ios;
+	struct list_head recv_free;
+	bool spare_posted;	/* one receive beyond the credits */
+	u32 pdus_queued;	/* PDU events not read by the owner */
+	struct list_head held;	/* PDU_RECEIVED smbd_kevents, no owner yet */
+	u32 nr_held;
+	bool direct;		/* owned and nothing held: deliver at once */
+	bool refused;		/* an SMB2 error is the last answer */
+	/* reassembly: only the receive completion touches these */
+	struct smbd_reassembly reasm;
+	u8 *rx_pdu;
+
+	/* send side */
+	struct smbd_send_io *send_ios;
+	u32 nr_send_ios;
+	struct list_head send_free;
+	struct list_head send_queue;	/* smbd_pdu_out */
+	bool immediate;		/* an empty message is due */
+	enum smbd_keepalive keepalive;
+	unsigned long stall_since;	/* jiffies; 0: not waiting for credits */
+
+	/* routing (under smbd_lock except owner, read under lock) */
+	struct smbd_file *owner;
+	struct list_head offer_node;
+	u8 token[SMBD_TOKEN_SIZE];
+	u8 client_guid[SMBD_GUID_SIZE];
+	u16 dialect;
+	u64 session_id;
+	u8 *neg_req;
+	u8 *neg_resp;
+	u8 *setup_bytes;	/* NEGOTIATE req, resp, SESSION_SETUP */
+	u32 neg_req_len;
+	u32 neg_resp_len;
+	u32 setup_len;
+
+	struct work_struct send_work;
+	struct work_struct smb2_work;
+	struct work_struct disconnect_work;
+	struct delayed_work timer_work;
+	struct completion done;		/* teardown finished */
+};
+
+/* conn.c */
+int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
+		     struct rdma_conn_param *req);
+void smbd_conn_fail(struct smbd_conn *conn, u32 reason);
+void smbd_conn_put(struct smbd_conn *conn);
+void smbd_conn_arm_timer(struct smbd_conn *conn, u32 ms);
+void smbd_conn_established(struct smbd_conn *conn);
+void smbd_conns_shutdown(void);
+extern struct xarray smbd_conns;
+
+/* recv.c */
+int smbd_recv_post_first(struct smbd_conn *conn);
+int smbd_recv_post_extra_locked(struct smbd_conn *conn);
+void smbd_recv_negotiate(struct smbd_conn *conn, struct smbd_recv_io *io);
+void smbd_recv_refill(struct smbd_conn *conn);
+void smbd_conn_pdu_consumed(struct smbd_conn *conn);
+void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/* send.c */
+int smbd_send_raw_locked(struct smbd_conn *conn, const void *buf, size_t len);
+int smbd_send_queue_pdu(struct smbd_conn *conn, struct smbd_pdu_out *pdu);
+struct smbd_pdu_out *smbd_pdu_out_alloc(u32 len);
+void smbd_pdu_out_free(struct smbd_pdu_out *pdu);
+void smbd_send_kick(struct smbd_conn *conn);
+void smbd_send_work(struct work_struct *work);
+void smbd_send_flush(struct smbd_conn *conn);
+void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc);
+int smbd_ioctl_send_pdu(struct smbd_file *file, void *cmd);
+int smbd_ioctl_disconnect(struct smbd_file *file, void *cmd);
+
+/* smb2.c */
+void smbd_smb2_work(struct work_struct *work);
+
+/* routing.c: the roles files hold and which file owns a connection */
+extern struct mutex smbd_lock;
+struct smbd_params *smbd_params_get_current(void);
+int smbd_route_binding(struct smbd_conn *conn, u64 session_id);
+int smbd_route_offer(struct smbd_conn *conn);
+void smbd_route_forget(struct smbd_conn *conn);
+void smbd_route_file_closed(struct smbd_file *file);
+int smbd_ioctl_set_params(struct smbd_file *file, void *cmd);
+int smbd_ioctl_listen(struct smbd_file *file, void *cmd);
+int smbd_ioctl_accept(struct smbd_file *file, void *cmd);
+int smbd_ioctl_register_session(struct smbd_file *file, void *cmd);
+int smbd_ioctl_unregister_session(struct smbd_file *file, void *cmd);
+
+/* params.c */
+struct smbd_params *smbd_params_from_user(const struct smbd_set_params *sp);
+void smbd_params_put(struct smbd_params *p);
+
+/* events.c */
+struct smbd_kevent {
+	struct list_head node;
+	struct smbd_event ev;
+	void *data;			/* kvmalloc'd, ev.data_len bytes */
+	struct smbd_conn *pdu_conn;	/* PDU_RECEIVED: credits wait on it */
+};
+
+struct smbd_kevent *smbd_kevent_alloc(u32 type, u32 conn_id, gfp_t gfp);
+void smbd_kevent_free(struct smbd_kevent *kev);
+bool smbd_event_push(struct smbd_file *file, struct smbd_kevent *kev);
+int smbd_ioctl_get_events(struct smbd_file *file, void *cmd, bool nonblock);
+__poll_t smbd_events_poll(struct smbd_file *file, struct file *filp,
+			  poll_table *wait);
+void smbd_events_drain(struct smbd_file *file);
+
+/* file.c */
+struct smbd_file *smbd_file_alloc(void);
+void smbd_file_get(struct smbd_file *file);
+void smbd_file_put(struct smbd_file *file);
+void smbd_file_release(struct smbd_file *file);
+struct smbd_conn *smbd_file_conn(struct smbd_file *file, u64 conn_id);
+
+/* listener.c */
+int smbd_listener_start(void);
+void smbd_listener_stop(void);
+
+/* stats.c */
+enum smbd_counter {
+	SMBD_CNT_CONN_REQUESTS,
+	SMBD_CNT_CONN_REJECTED,
+	SMBD_CNT_CONN_ACTIVE,
+	SMBD_CNT_NEGOTIATED,
+	SMBD_CNT_PDUS_RECEIVED,
+	SMBD_CNT_PDUS_SENT,
+	SMBD_CNT_BYTES_RECEIVED,
+	SMBD_CNT_BYTES_SENT,
+	SMBD_CNT_KEEPALIVES_SENT,
+	SMBD_CNT_CREDIT_STALLS,
+	SMBD_CNT_COUNT
+};
+#define SMBD_REASON_MAX SMBD_REASON_NO_MEMORY
+
+void smbd_count(enum smbd_counter c, s64 n);
+void smbd_count_disconnect(u32 reason);
+const char *smbd_reason_name(u32 reason);
+extern const struct attribute_group *smbd_attr_groups[];
+
+/* ioctl.c */
 long smbd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
 
 #endif /* SMBDIRECT_H */

@@ -21,12 +21,19 @@ setup() {
 	modprobe crc32_generic &&
 	modprobe rdma_rxe &&
 	rdma link add rxe0 type rxe netdev smbd0 &&
+	modprobe rdma_cm &&
 	insmod "$repo/driver/smbdirect.ko"
 }
 
 if setup >"$out/setup.log" 2>&1; then
 	(cd "$repo" && sh "$scenario") >"$out/scenario.log" 2>&1
-	echo $? >"$out/rc"
+	rc=$?
+	# every scenario ends with the module unloading cleanly
+	if [ $rc = 0 ] && ! rmmod smbdirect >>"$out/scenario.log" 2>&1; then
+		echo "vm: rmmod smbdirect failed" >>"$out/scenario.log"
+		rc=rmmod
+	fi
+	echo $rc >"$out/rc"
 else
 	echo setup >"$out/rc"
 fi

@@ -13,7 +13,7 @@ kernel=$("$here/kernel.sh")
 abi=$("$here/../kernel-abi.sh")
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${SMBD_VM_KEEP:-}" ] || rm -rf "$work"' EXIT
 mkdir -p "$work/initramfs/bin" "$work/initramfs/lib/modules" "$work/out"
 cp /bin/busybox "$work/initramfs/bin/"
 cp "$here/initramfs-init" "$work/initramfs/init"

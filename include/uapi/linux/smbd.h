@@ -130,8 +130,10 @@ struct smbd_info {
  * @flags: must be 0
  *
  * MS-SMBD transport (MS-SMBD 3.1.1.1; 0 in a field is invalid):
- * @receive_credit_max: receive buffers posted per connection (1..65535)
- * @send_credit_target: send credits requested from the peer (1..65535)
+ * @receive_credit_max: receive buffers posted per connection (1..65535;
+ *	the driver posts at most 1024 and what the RDMA device holds)
+ * @send_credit_target: send credits requested from the peer (1..65535;
+ *	likewise bounded)
  * @max_send_size: largest SMB Direct message sent (128..65536)
  * @max_receive_size: size of each posted receive buffer (128..65536)
  * @max_fragmented_size: largest reassembled PDU accepted (>= 131072, at most

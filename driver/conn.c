@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A connection's life: resources and accept when the RDMA connect request
+ * arrives, one timer for the negotiate, accept and keepalive deadlines, and
+ * one teardown path for every failure. Teardown follows ksmbd's order:
+ * disconnect, drain the QP (no completion runs after it), cancel the work,
+ * tell the owner, then destroy QP, CQ, PD and the CM id.
+ *
+ * Every ib_post_* happens under conn->lock after checking the state, and
+ * smbd_conn_fail() sets the state under the same lock: nothing is posted
+ * once teardown has started, so the drain covers everything.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/slab.h>
+
+#include "smbdirect.h"
+
+DEFINE_XARRAY_ALLOC(smbd_conns);
+static u32 smbd_next_conn_id;
+
+/* Be generous to the peer's retransmits, never wait for its receives. */
+#define SMBD_CM_RETRY 6
+#define SMBD_CM_RNR_RETRY 0
+
+static void smbd_sockaddr_from(struct smbd_sockaddr *out,
+			       const struct sockaddr *sa)
+{
+	memset(out, 0, sizeof(*out));
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)sa;
+
+		out->family = AF_INET;
+		out->port = ntohs(sin->sin_port);
+		memcpy(out->addr, &sin->sin_addr, 4);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const void *)sa;
+
+		out->family = AF_INET6;
+		out->port = ntohs(sin6->sin6_port);
+		out->scope_id = sin6->sin6_scope_id;
+		memcpy(out->addr, &sin6->sin6_addr, 16);
+	}
+}
+
+static void smbd_conn_free_pools(struct smbd_conn *conn)
+{
+	struct ib_device *dev = conn->cm_id->device;
+	u32 i;
+
+	for (i = 0; conn->recv_ios && i < conn->nr_recv_ios; i++) {
+		struct smbd_recv_io *io = &conn->recv_ios[i];
+
+		if (io->dma)
+			ib_dma_unmap_single(dev, io->dma,
+					    conn->lp.max_receive_size,
+					    DMA_FROM_DEVICE);
+		kfree(io->buf);
+	}
+	kvfree(conn->recv_ios);
+	conn->recv_ios = NULL;
+	for (i = 0; conn->send_ios && i < conn->nr_send_ios; i++) {
+		struct smbd_send_io *io = &conn->send_ios[i];
+
+		if (io->dma)
+			ib_dma_unmap_single(dev, io->dma,
+					    conn->lp.max_send_size,
+					    DMA_TO_DEVICE);
+		kfree(io->buf);
+	}
+	kvfree(conn->send_ios);
+	conn->send_ios = NULL;
+}
+
+static int smbd_conn_alloc_pools(struct smbd_conn *conn)
+{
+	struct ib_device *dev = conn->cm_id->device;
+	u32 i;
+
+	conn->recv_ios = kvcalloc(conn->nr_recv_ios, sizeof(*conn->recv_ios),
+				  GFP_KERNEL);
+	conn->send_ios = kvcalloc(conn->nr_send_ios, sizeof(*conn->send_ios),
+				  GFP_KERNEL);
+	if (!conn->recv_ios || !conn->send_ios)
+		return -ENOMEM;
+
+	for (i = 0; i < conn->nr_recv_ios; i++) {
+		struct smbd_recv_io *io = &conn->recv_ios[i];
+		u64 dma;
+
+		io->conn = conn;
+		io->cqe.done = smbd_recv_done;
+		io->buf = kmalloc(conn->lp.max_receive_size, GFP_KERNEL);
+		if (!io->buf)
+			return -ENOMEM;
+		dma = ib_dma_map_single(dev, io->buf,
+					conn->lp.max_receive_size,
+					DMA_FROM_DEVICE);
+		if (ib_dma_mapping_error(dev, dma))
+			return -ENOMEM;
+		io->dma = dma;
+		list_add_tail(&io->node, &conn->recv_free);
+	}
+	for (i = 0; i < conn->nr_send_ios; i++) {
+		struct smbd_send_io *io = &conn->send_ios[i];
+		u64 dma;
+
+		io->conn = conn;
+		io->cqe.done = smbd_send_done;
+		io->buf = kmalloc(conn->lp.max_send_size, GFP_KERNEL);
+		if (!io->buf)
+			return -ENOMEM;
+		dma = ib_dma_map_single(dev, io->buf, conn->lp.max_send_size,
+					DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(dev, dma))
+			return -ENOMEM;
+		io->dma = dma;
+		list_add_tail(&io->node, &conn->send_free);
+	}
+	return 0;
+}
+
+static int smbd_conn_create_qp(struct smbd_conn *conn)
+{
+	struct ib_device *dev = conn->cm_id->device;
+	struct ib_qp_init_attr attr = {};
+	int ret;
+
+	conn->pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(conn->pd)) {
+		ret = PTR_ERR(conn->pd);
+		conn->pd = NULL;
+		return ret;
+	}
+	conn->cq = ib_alloc_cq(dev, conn, conn->nr_recv_ios + conn->nr_send_ios,
+			       0, IB_POLL_WORKQUEUE);
+	if (IS_ERR(conn->cq)) {
+		ret = PTR_ERR(conn->cq);
+		conn->cq = NULL;
+		return ret;
+	}
+	attr.event_handler = NULL;
+	attr.qp_context = conn;
+	attr.send_cq = conn->cq;
+	attr.recv_cq = conn->cq;
+	attr.cap.max_send_wr = conn->nr_send_ios;
+	attr.cap.max_recv_wr = conn->nr_recv_ios;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	attr.port_num = conn->cm_id->port_num;
+	return rdma_create_qp(conn->cm_id, conn->pd, &attr);
+}
+
+static void smbd_conn_destroy_resources(struct smbd_conn *conn)
+{
+	if (conn->cm_id->qp)
+		rdma_destroy_qp(conn->cm_id);
+	if (conn->cq)
+		ib_free_cq(conn->cq);
+	smbd_conn_free_pools(conn);
+	if (conn->pd)
+		ib_dealloc_pd(conn->pd);
+}
+
+static void smbd_conn_timer(struct work_struct *work);
+static void smbd_conn_teardown(struct work_struct *work);
+
+/*
+ * From the CM connect request: QP, buffers, the negotiate receive, accept.
+ * On failure nothing is left and the caller rejects the request.
+ */
+int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
+		     struct rdma_conn_param *req)
+{
+	const struct ib_device_attr *attrs = &cm_id->device->attrs;
+	struct rdma_conn_param param = {};
+	struct smbd_conn *conn;
+	u32 id;
+	int ret;
+
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	if (!conn)
+		return -ENOMEM;
+	kref_init(&conn->ref);
+	conn->cm_id = cm_id;
+	conn->params = params;
+	spin_lock_init(&conn->lock);
+	init_waitqueue_head(&conn->send_wait);
+	INIT_LIST_HEAD(&conn->recv_free);
+	INIT_LIST_HEAD(&conn->send_free);
+	INIT_LIST_HEAD(&conn->send_queue);
+	INIT_LIST_HEAD(&conn->held);
+	INIT_LIST_HEAD(&conn->offer_node);
+	INIT_WORK(&conn->send_work, smbd_send_work);
+	INIT_WORK(&conn->smb2_work, smbd_smb2_work);
+	INIT_WORK(&conn->disconnect_work, smbd_conn_teardown);
+	INIT_DELAYED_WORK(&conn->timer_work, smbd_conn_timer);
+	init_completion(&conn->done);
+	smbd_sockaddr_from(&conn->local, (void *)&cm_id->route.addr.src_addr);
+	smbd_sockaddr_from(&conn->remote, (void *)&cm_id->route.addr.dst_addr);
+
+	/* what this device can hold: spare + last-credit receive, response */
+	conn->lp = params->local;
+	conn->lp.receive_credit_max =
+		min_t(u32, conn->lp.receive_credit_max,
+		      attrs->max_qp_wr - 2);
+	conn->lp.send_credit_target =
+		min_t(u32, conn->lp.send_credit_target,
+		      attrs->max_qp_wr - 1);
+	conn->lp.max_receive_size = conn->lp.max_receive_size;
+	conn->lp.max_send_size = conn->lp.max_send_size;
+	conn->nr_recv_ios = conn->lp.receive_credit_max + 2;
+	conn->nr_send_ios = conn->lp.send_credit_target + 1;
+
+	/* module unload finds it here once the listener is gone */
+	ret = xa_alloc_cyclic(&smbd_conns, &id, conn, XA_LIMIT(1, U32_MAX),
+			      &smbd_next_conn_id, GFP_KERNEL);
+	if (ret < 0) {
+		kfree(conn);
+		return ret;
+	}
+	conn->id = id;
+	ret = smbd_conn_alloc_pools(conn);
+	if (!ret)
+		ret = smbd_conn_create_qp(conn);
+	if (!ret)
+		ret = smbd_recv_post_first(conn);
+	if (ret)
+		goto fail;
+
+	param.responder_resources = min_t(u32, req->initiator_depth,
+					  attrs->max_qp_rd_atom);
+	param.initiator_depth = min_t(u32, req->responder_resources,
+				      attrs->max_qp_init_rd_atom);
+	param.retry_count = SMBD_CM_RETRY;
+	param.rnr_retry_count = SMBD_CM_RNR_RETRY;
+	cm_id->context = conn;
+	ret = rdma_accept(cm_id, &param);
+	if (ret)
+		goto fail;
+
+	smbd_count(SMBD_CNT_CONN_ACTIVE, 1);
+	smbd_conn_arm_timer(conn, params->negotiate_timeout_ms);
+	return 0;
+
+fail:
+	cm_id->context = NULL;
+	smbd_conn_destroy_resources(conn);
+	xa_erase(&smbd_conns, conn->id);
+	kfree(conn);
+	return ret;
+}
+
+static void smbd_conn_release(struct kref *ref)
+{
+	struct smbd_conn *conn = container_of(ref, struct smbd_conn, ref);
+	struct smbd_kevent *kev, *tmp;
+
+	list_for_each_entry_safe(kev, tmp, &conn->held, node)
+		smbd_kevent_free(kev);
+	kvfree(conn->rx_pdu);
+	kvfree(conn->neg_req);
+	kvfree(conn->neg_resp);
+	kvfree(conn->setup_bytes);
+	if (conn->owner)
+		smbd_file_put(conn->owner);
+	smbd_params_put(conn->params);
+	kfree(conn);
+}
+
+void smbd_conn_put(struct smbd_conn *conn)
+{
+	kref_put(&conn->ref, smbd_conn_release);
+}
+
+void smbd_conn_arm_timer(struct smbd_conn *conn, u32 ms)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->state < SMBD_CONN_DISCONNECTING)
+		mod_delayed_work(smbd_wq, &conn->timer_work,
+				 msecs_to_jiffies(ms));
+	spin_unlock_irqrestore(&conn->lock, flags);
+}
+
+/* Record the first reason and start the teardown; any context. */
+void smbd_conn_fail(struct smbd_conn *conn, u32 reason)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->state == SMBD_CONN_DISCONNECTING) {
+		spin_unlock_irqrestore(&conn->lock, flags);
+		return;
+	}
+	conn->state = SMBD_CONN_DISCONNECTING;
+	conn->reason = reason;
+	spin_unlock_irqrestore(&conn->lock, flags);
+
+	smbd_count_disconnect(reason);
+	if (reason != SMBD_REASON_PEER && reason != SMBD_REASON_LOCAL &&
+	    reason != SMBD_REASON_OWNER_CLOSED)
+		pr_info_ratelimited("connection %u: disconnecting: %s\n",
+				    conn->id, smbd_reason_name(reason));
+	queue_work(smbd_wq, &conn->disconnect_work);
+}
+
+static void smbd_conn_timer(struct work_struct *work)
+{
+	struct smbd_conn *conn = container_of(to_delayed_work(work),
+					      struct smbd_conn, timer_work);
+	const struct smbd_params *p = conn->params;
+	unsigned long flags, deadline;
+	u32 reason = 0;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	switch (conn->state) {
+	case SMBD_CONN_NEGOTIATE:
+	case SMBD_CONN_SMB2_NEGOTIATE:
+	case SMBD_CONN_SESSION_SETUP:
+		reason = SMBD_REASON_NEGOTIATE_TIMEOUT;
+		break;
+	case SMBD_CONN_OFFERED:
+		reason = SMBD_REASON_ACCEPT_TIMEOUT;
+		break;
+	case SMBD_CONN_OWNED:
+		if (conn->stall_since) {
+			/* a send waits for credits the peer does not grant */
+			deadline = conn->stall_since +
+				   msecs_to_jiffies(p->keepalive_timeout_ms);
+			if (time_after_eq(jiffies, deadline))
+				reason = SMBD_REASON_CREDIT_TIMEOUT;
+			else
+				mod_delayed_work(smbd_wq, &conn->timer_work,
+						 deadline - jiffies);
+		} else if (conn->keepalive != SMBD_KEEPALIVE_NONE) {
+			reason = SMBD_REASON_KEEPALIVE_TIMEOUT;
+		} else {
+			conn->keepalive = SMBD_KEEPALIVE_PENDING;
+			conn->immediate = true;
+			mod_delayed_work(smbd_wq, &conn->timer_work,
+					 msecs_to_jiffies(p->keepalive_timeout_ms));
+			queue_work(smbd_wq, &conn->send_work);
+		}
+		break;
+	case SMBD_CONN_DISCONNECTING:
+		break;
+	}
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (reason)
+		smbd_conn_fail(conn, reason);
+}
+
+void smbd_conn_established(struct smbd_conn *conn)
+{
+	struct smbd_recv_io *io;
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	conn->established = true;
+	io = conn->early_negotiate;
+	conn->early_negotiate = NULL;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	/* the negotiate request overtook the CM's ESTABLISHED event */
+	if (io)
+		smbd_recv_negotiate(conn, io);
+}
+
+/* The owner learns what is lost, then that the connection is gone. */
+static void smbd_conn_notify_owner(struct smbd_conn *conn)
+{
+	struct smbd_file *owner = conn->owner;
+	struct smbd_kevent *kev;
+
+	smbd_send_flush(conn);
+	if (!owner)
+		return;
+	kev = smbd_kevent_alloc(SMBD_EVENT_DISCONNECTED, conn->id, GFP_KERNEL);
+	if (kev) {
+		kev->ev.u.disconnected.reason = conn->reason;
+		if (!smbd_event_push(owner, kev))
+			smbd_kevent_free(kev);
+	}
+	if (xa_cmpxchg(&owner->conns, conn->id, conn, NULL, 0) == conn)
+		smbd_conn_put(conn);
+}
+
+static void smbd_conn_teardown(struct work_struct *work)
+{
+	struct smbd_conn *conn = container_of(work, struct smbd_conn,
+					      disconnect_work);
+
+	/* a final response (negotiate failure, SMB2 error) goes out first */
+	if (conn->linger)
+		wait_event_timeout(conn->send_wait,
+				   READ_ONCE(conn->sends_posted) == 0, HZ);
+	rdma_disconnect(conn->cm_id);
+	ib_drain_qp(conn->cm_id->qp);
+	cancel_work_sync(&conn->smb2_work);
+	cancel_delayed_work_sync(&conn->timer_work);
+	cancel_work_sync(&conn->send_work);
+
+	smbd_route_forget(conn);
+	smbd_conn_notify_owner(conn);
+	smbd_conn_destroy_resources(conn);
+	rdma_destroy_id(conn->cm_id);
+
+	xa_erase(&smbd_conns, conn->id);
+	smbd_count(SMBD_CNT_CONN_ACTIVE, -1);
+	complete_all(&conn->done);
+	smbd_conn_put(conn);
+}
+
+/* Module unload: no file is open, so only unowned connections remain. */
+void smbd_conns_shutdown(void)
+{
+	struct smbd_conn *conn;
+	unsigned long id = 0;
+
+	for (;;) {
+		/* the array's reference is dropped only after the erase */
+		xa_lock(&smbd_conns);
+		conn = xa_find(&smbd_conns, &id, ULONG_MAX, XA_PRESENT);
+		if (conn)
+			kref_get(&conn->ref);
+		xa_unlock(&smbd_conns);
+		if (!conn)
+			break;
+		smbd_conn_fail(conn, SMBD_REASON_LOCAL);
+		wait_for_completion(&conn->done);
+		smbd_conn_put(conn);
+		id++;
+	}
+	flush_workqueue(smbd_wq);
+}

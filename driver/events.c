@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Each file's event queue (after ucma.c): a bounded list and a wait queue.
+ * A full queue drops the event and counts it; the next GET_EVENTS starts
+ * with an OVERFLOW record, so loss is never silent. GET_EVENTS copies event
+ * records and their data (PDUs, NEGOTIATE bytes) to the caller's buffers.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/poll.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "smbdirect.h"
+
+#define SMBD_EVENT_SIZE_V1 128
+
+struct smbd_kevent *smbd_kevent_alloc(u32 type, u32 conn_id, gfp_t gfp)
+{
+	struct smbd_kevent *kev = kzalloc(sizeof(*kev), gfp);
+
+	if (!kev)
+		return NULL;
+	kev->ev.type = type;
+	kev->ev.conn_id = conn_id;
+	return kev;
+}
+
+void smbd_kevent_free(struct smbd_kevent *kev)
+{
+	if (kev->pdu_conn) {
+		smbd_conn_pdu_consumed(kev->pdu_conn);
+		smbd_conn_put(kev->pdu_conn);
+	}
+	kvfree(kev->data);
+	kfree(kev);
+}
+
+/*
+ * Queue @kev on @file. False when the file is closing or the queue is full
+ * (counted as lost); the caller then still owns @kev.
+ */
+bool smbd_event_push(struct smbd_file *file, struct smbd_kevent *kev)
+{
+	unsigned long flags;
+	bool queued = false;
+
+	spin_lock_irqsave(&file->lock, flags);
+	if (!file->closing) {
+		if (file->nr_events < SMBD_EVENT_QUEUE_LEN) {
+			list_add_tail(&kev->node, &file->events);
+			file->nr_events++;
+			queued = true;
+		} else {
+			file->lost++;
+		}
+	}
+	spin_unlock_irqrestore(&file->lock, flags);
+	if (queued)
+		wake_up_interruptible(&file->wait);
+	return queued;
+}
+
+static bool smbd_events_ready(struct smbd_file *file)
+{
+	unsigned long flags;
+	bool ready;
+
+	spin_lock_irqsave(&file->lock, flags);
+	ready = file->nr_events || file->lost;
+	spin_unlock_irqrestore(&file->lock, flags);
+	return ready;
+}
+
+__poll_t smbd_events_poll(struct smbd_file *file, struct file *filp,
+			  poll_table *wait)
+{
+	poll_wait(filp, &file->wait, wait);
+	return smbd_events_ready(file) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+/* Copy one record; the caller's record may be longer or (v1) shorter. */
+static int smbd_copy_event(void __user *dst, u32 event_size,
+			   const struct smbd_event *ev)
+{
+	size_t n = min_t(size_t, event_size, sizeof(*ev));
+
+	if (copy_to_user(dst, ev, n))
+		return -EFAULT;
+	if (event_size > n && clear_user(dst + n, event_size - n))
+		return -EFAULT;
+	return 0;
+}
+
+static int smbd_get_events_validate(const struct smbd_get_events *ge)
+{
+	if (ge->flags || ge->__reserved)
+		return -EINVAL;
+	if (ge->max_events < 1 || ge->max_events > SMBD_MAX_BATCH)
+		return -EINVAL;
+	if (ge->event_size < SMBD_EVENT_SIZE_V1 || ge->event_size > 4096)
+		return -EINVAL;
+	return 0;
+}
+
+/* Fill the caller's arrays from the head of the queue (read_mutex held). */
+static int smbd_events_copy_out(struct smbd_file *file,
+				struct smbd_get_events *ge)
+{
+	void __user *events = u64_to_user_ptr(ge->events_ptr);
+	u8 __user *data = u64_to_user_ptr(ge->data_ptr);
+	struct smbd_kevent *kev;
+	unsigned long flags;
+	u32 used = 0;
+	u64 lost;
+	int ret;
+
+	ge->out_count = 0;
+	spin_lock_irqsave(&file->lock, flags);
+	lost = file->lost;
+	spin_unlock_irqrestore(&file->lock, flags);
+	if (lost) {
+		struct smbd_event ev = { .type = SMBD_EVENT_OVERFLOW };
+
+		ev.u.overflow.lost = lost;
+		ret = smbd_copy_event(events, ge->event_size, &ev);
+		if (ret)
+			return ret;
+		spin_lock_irqsave(&file->lock, flags);
+		file->lost -= lost;
+		spin_unlock_irqrestore(&file->lock, flags);
+		ge->out_count++;
+	}
+
+	while (ge->out_count < ge->max_events) {
+		u32 need;
+
+		/* only this reader removes entries: the head stays put */
+		spin_lock_irqsave(&file->lock, flags);
+		kev = list_first_entry_or_null(&file->events,
+					       struct smbd_kevent, node);
+		spin_unlock_irqrestore(&file->lock, flags);
+		if (!kev)
+			break;
+
+		need = ALIGN(kev->ev.data_len, 8);
+		if (kev->ev.data_len > ge->data_len - used) {
+			if (ge->out_count)
+				break;
+			ge->out_data_used = kev->ev.data_len;
+			return -EMSGSIZE;
+		}
+		kev->ev.data_offset = used;
+		if (kev->ev.data_len &&
+		    copy_to_user(data + used, kev->data, kev->ev.data_len))
+			return ge->out_count ? 0 : -EFAULT;
+		ret = smbd_copy_event(events + (size_t)ge->out_count *
+					       ge->event_size,
+				      ge->event_size, &kev->ev);
+		if (ret)
+			return ge->out_count ? 0 : ret;
+
+		used = min_t(u32, used + need, ge->data_len);
+		ge->out_count++;
+		spin_lock_irqsave(&file->lock, flags);
+		list_del(&kev->node);
+		file->nr_events--;
+		spin_unlock_irqrestore(&file->lock, flags);
+		smbd_kevent_free(kev);
+	}
+	ge->out_data_used = used;
+	return 0;
+}
+
+int smbd_ioctl_get_events(struct smbd_file *file, void *cmd,
+			  bool nonblock)
+{
+	struct smbd_get_events *ge = cmd;
+	int ret;
+
+	ret = smbd_get_events_validate(ge);
+	if (ret)
+		return ret;
+
+	for (;;) {
+		if (!nonblock) {
+			ret = wait_event_interruptible(file->wait,
+						       smbd_events_ready(file));
+			if (ret)
+				return -EINTR;
+		}
+		if (mutex_lock_interruptible(&file->read_mutex))
+			return -EINTR;
+		ret = smbd_events_copy_out(file, ge);
+		mutex_unlock(&file->read_mutex);
+		if (ret || ge->out_count)
+			return ret;
+		/* another reader took them */
+		if (nonblock)
+			return -EAGAIN;
+	}
+}
+
+void smbd_events_drain(struct smbd_file *file)
+{
+	struct smbd_kevent *kev, *tmp;
+	unsigned long flags;
+	LIST_HEAD(list);
+
+	spin_lock_irqsave(&file->lock, flags);
+	list_splice_init(&file->events, &list);
+	file->nr_events = 0;
+	spin_unlock_irqrestore(&file->lock, flags);
+	list_for_each_entry_safe(kev, tmp, &list, node)
+		smbd_kevent_free(kev);
+}

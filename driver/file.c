@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * One open /dev/smbd: its event queue and the connections it owns. Closing
+ * it gives up its roles and sessions, then disconnects its connections and
+ * waits until their queue pairs are drained, so nothing the file handed to
+ * the hardware outlives it.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cred.h>
+#include <linux/slab.h>
+
+#include "smbdirect.h"
+
+struct smbd_file *smbd_file_alloc(void)
+{
+	struct smbd_file *file = kzalloc(sizeof(*file), GFP_KERNEL);
+
+	if (!file)
+		return NULL;
+	kref_init(&file->ref);
+	file->owner = current_euid();
+	mutex_init(&file->read_mutex);
+	spin_lock_init(&file->lock);
+	INIT_LIST_HEAD(&file->events);
+	init_waitqueue_head(&file->wait);
+	xa_init(&file->conns);
+	return file;
+}
+
+void smbd_file_get(struct smbd_file *file)
+{
+	kref_get(&file->ref);
+}
+
+static void smbd_file_free(struct kref *ref)
+{
+	struct smbd_file *file = container_of(ref, struct smbd_file, ref);
+
+	WARN_ON(!xa_empty(&file->conns));
+	xa_destroy(&file->conns);
+	kfree(file);
+}
+
+void smbd_file_put(struct smbd_file *file)
+{
+	kref_put(&file->ref, smbd_file_free);
+}
+
+/* The connection @conn_id if this file owns it, with a reference. */
+struct smbd_conn *smbd_file_conn(struct smbd_file *file, u64 conn_id)
+{
+	struct smbd_conn *conn;
+
+	if (conn_id == 0 || conn_id > U32_MAX)
+		return NULL;
+	xa_lock(&file->conns);
+	conn = xa_load(&file->conns, conn_id);
+	if (conn)
+		kref_get(&conn->ref);
+	xa_unlock(&file->conns);
+	return conn;
+}
+
+void smbd_file_release(struct smbd_file *file)
+{
+	struct smbd_conn *conn;
+	unsigned long flags;
+	unsigned long id;
+
+	/* no new connection, session or role reaches this file from now */
+	mutex_lock(&smbd_lock);
+	spin_lock_irqsave(&file->lock, flags);
+	file->closing = true;
+	spin_unlock_irqrestore(&file->lock, flags);
+	smbd_route_file_closed(file);
+	mutex_unlock(&smbd_lock);
+
+	xa_for_each(&file->conns, id, conn) {
+		/* whoever erases the entry owns the file's reference */
+		if (xa_cmpxchg(&file->conns, id, conn, NULL, 0) != conn)
+			continue;
+		smbd_conn_fail(conn, SMBD_REASON_OWNER_CLOSED);
+		wait_for_completion(&conn->done);
+		smbd_conn_put(conn);
+	}
+	smbd_events_drain(file);
+	smbd_file_put(file);
+}

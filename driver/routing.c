@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Who gets a connection. The master file holds the parameters (SET_PARAMS)
+ * and may listen for new sessions (LISTEN); any file registers the SMB2
+ * sessions it owns. After the driver answered the SMB2 NEGOTIATE, the first
+ * SESSION_SETUP decides: binding to a registered session goes to that
+ * session's file (flow 1); a new session is offered to the listener, and
+ * the file that ACCEPTs its token owns it (flow 2).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/hashtable.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <crypto/algapi.h>
+
+#include "smbdirect.h"
+
+DEFINE_MUTEX(smbd_lock);
+
+/* all under smbd_lock */
+static struct smbd_file *smbd_master;
+static struct smbd_params *smbd_current_params;
+static struct smbd_file *smbd_listener;
+static LIST_HEAD(smbd_offers);
+static DEFINE_HASHTABLE(smbd_sessions, 8);
+
+struct smbd_session_entry {
+	struct hlist_node node;
+	u64 id;
+	struct smbd_file *file;
+};
+
+struct smbd_params *smbd_params_get_current(void)
+{
+	struct smbd_params *p;
+
+	mutex_lock(&smbd_lock);
+	p = smbd_current_params;
+	if (p)
+		kref_get(&p->ref);
+	mutex_unlock(&smbd_lock);
+	return p;
+}
+
+static struct smbd_session_entry *smbd_session_find(u64 id)
+{
+	struct smbd_session_entry *s;
+
+	hash_for_each_possible(smbd_sessions, s, node, id)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+/*
+ * Give @conn to @file and tell it with a NEW_CHANNEL event carrying the
+ * NEGOTIATE request, the driver's response and the SESSION_SETUP.
+ */
+static int smbd_adopt(struct smbd_conn *conn, struct smbd_file *file,
+		      u32 channel_flags)
+{
+	struct smbd_kevent *kev;
+	unsigned long flags;
+	int ret;
+
+	lockdep_assert_held(&smbd_lock);
+	if (file->closing)
+		return -ENOENT;
+	kev = smbd_kevent_alloc(SMBD_EVENT_NEW_CHANNEL, conn->id, GFP_KERNEL);
+	if (!kev)
+		return -ENOMEM;
+
+	kref_get(&conn->ref);
+	ret = xa_insert(&file->conns, conn->id, conn, GFP_KERNEL);
+	if (ret) {
+		smbd_conn_put(conn);
+		smbd_kevent_free(kev);
+		return ret;
+	}
+	smbd_file_get(file);
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->state >= SMBD_CONN_DISCONNECTING) {
+		spin_unlock_irqrestore(&conn->lock, flags);
+		xa_erase(&file->conns, conn->id);
+		smbd_conn_put(conn);
+		smbd_file_put(file);
+		smbd_kevent_free(kev);
+		return -ENOTCONN;
+	}
+	conn->owner = file;
+	conn->state = SMBD_CONN_OWNED;
+	conn->keepalive = SMBD_KEEPALIVE_NONE;
+	spin_unlock_irqrestore(&conn->lock, flags);
+
+	kev->ev.flags = channel_flags;
+	kev->ev.u.new_channel.session_id = conn->session_id;
+	kev->ev.u.new_channel.negotiate_req_len = conn->neg_req_len;
+	kev->ev.u.new_channel.negotiate_resp_len = conn->neg_resp_len;
+	kev->ev.u.new_channel.session_setup_len = conn->setup_len;
+	kev->ev.u.new_channel.dialect = conn->dialect;
+	kev->ev.u.new_channel.local = conn->local;
+	kev->ev.u.new_channel.remote = conn->remote;
+	kev->ev.data_len = conn->neg_req_len + conn->neg_resp_len +
+			   conn->setup_len;
+	kev->data = conn->setup_bytes;
+	conn->setup_bytes = NULL;
+	list_del_init(&conn->offer_node);
+
+	/* before any PDU event: smb2_work delivers the held ones next */
+	if (!smbd_event_push(file, kev)) {
+		smbd_kevent_free(kev);
+		smbd_conn_fail(conn, SMBD_REASON_NO_MEMORY);
+	}
+	smbd_conn_arm_timer(conn, conn->params->keepalive_interval_ms);
+	queue_work(smbd_wq, &conn->smb2_work);
+	return 0;
+}
+
+int smbd_route_binding(struct smbd_conn *conn, u64 session_id)
+{
+	struct smbd_session_entry *s;
+	int ret = -ENOENT;
+
+	mutex_lock(&smbd_lock);
+	s = smbd_session_find(session_id);
+	if (s)
+		ret = smbd_adopt(conn, s->file, SMBD_CHANNEL_BOUND);
+	mutex_unlock(&smbd_lock);
+	return ret;
+}
+
+int smbd_route_offer(struct smbd_conn *conn)
+{
+	struct smbd_kevent *kev;
+	unsigned long flags;
+	int ret = -ENOENT;
+
+	mutex_lock(&smbd_lock);
+	if (!smbd_listener)
+		goto out;
+	ret = -ENOMEM;
+	kev = smbd_kevent_alloc(SMBD_EVENT_NEW_CONNECTION, conn->id,
+				GFP_KERNEL);
+	if (!kev)
+		goto out;
+	get_random_bytes(conn->token, sizeof(conn->token));
+	memcpy(kev->ev.u.new_connection.token, conn->token,
+	       sizeof(conn->token));
+	memcpy(kev->ev.u.new_connection.client_guid, conn->client_guid,
+	       sizeof(conn->client_guid));
+	kev->ev.u.new_connection.local = conn->local;
+	kev->ev.u.new_connection.remote = conn->remote;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->state >= SMBD_CONN_DISCONNECTING) {
+		spin_unlock_irqrestore(&conn->lock, flags);
+		smbd_kevent_free(kev);
+		ret = -ENOTCONN;
+		goto out;
+	}
+	conn->state = SMBD_CONN_OFFERED;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	list_add_tail(&conn->offer_node, &smbd_offers);
+	smbd_conn_arm_timer(conn, conn->params->accept_timeout_ms);
+	if (!smbd_event_push(smbd_listener, kev)) {
+		smbd_kevent_free(kev);
+		smbd_conn_fail(conn, SMBD_REASON_NO_MEMORY);
+	}
+	ret = 0;
+out:
+	mutex_unlock(&smbd_lock);
+	return ret;
+}
+
+/* Teardown: the connection is no longer offered. */
+void smbd_route_forget(struct smbd_conn *conn)
+{
+	mutex_lock(&smbd_lock);
+	list_del_init(&conn->offer_node);
+	mutex_unlock(&smbd_lock);
+}
+
+void smbd_route_file_closed(struct smbd_file *file)
+{
+	struct smbd_session_entry *s;
+	struct hlist_node *tmp;
+	struct smbd_conn *conn, *next;
+	int bkt;
+
+	lockdep_assert_held(&smbd_lock);
+	if (smbd_master == file) {
+		smbd_master = NULL;
+		smbd_params_put(smbd_current_params);
+		smbd_current_params = NULL;
+	}
+	if (smbd_listener == file) {
+		smbd_listener = NULL;
+		list_for_each_entry_safe(conn, next, &smbd_offers, offer_node) {
+			list_del_init(&conn->offer_node);
+			smbd_conn_fail(conn, SMBD_REASON_NO_LISTENER);
+		}
+	}
+	hash_for_each_safe(smbd_sessions, bkt, tmp, s, node) {
+		if (s->file != file)
+			continue;
+		hash_del(&s->node);
+		kfree(s);
+	}
+}
+
+int smbd_ioctl_set_params(struct smbd_file *file, void *cmd)
+{
+	struct smbd_params *p;
+	int ret = 0;
+
+	if (!capable(CAP_NET_ADMIN))
+		return -EPERM;
+	p = smbd_params_from_user(cmd);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
+
+	mutex_lock(&smbd_lock);
+	if (smbd_master && smbd_master != file) {
+		ret = -EBUSY;
+	} else {
+		/* connections keep the parameters they started with */
+		swap(smbd_current_params, p);
+		smbd_master = file;
+	}
+	mutex_unlock(&smbd_lock);
+	smbd_params_put(p);
+	return ret;
+}
+
+int smbd_ioctl_listen(struct smbd_file *file, void *cmd)
+{
+	struct smbd_listen *l = cmd;
+	int ret = 0;
+
+	if (l->flags)
+		return -EINVAL;
+	if (!capable(CAP_NET_ADMIN))
+		return -EPERM;
+	mutex_lock(&smbd_lock);
+	if (smbd_listener && smbd_listener != file)
+		ret = -EBUSY;
+	else
+		smbd_listener = file;
+	mutex_unlock(&smbd_lock);
+	return ret;
+}
+
+int smbd_ioctl_accept(struct smbd_file *file, void *cmd)
+{
+	struct smbd_accept *a = cmd;
+	struct smbd_conn *conn, *found = NULL;
+	int ret;
+
+	if (a->flags)
+		return -EINVAL;
+	mutex_lock(&smbd_lock);
+	list_for_each_entry(conn, &smbd_offers, offer_node) {
+		if (!crypto_memneq(conn->token, a->token, sizeof(a->token))) {
+			found = conn;
+			break;
+		}
+	}
+	if (!found) {
+		ret = -ENOENT;
+	} else if (!smbd_listener ||
+		   !uid_eq(current_euid(), smbd_listener->owner)) {
+		ret = -EPERM;
+	} else {
+		ret = smbd_adopt(found, file, SMBD_CHANNEL_ACCEPTED);
+		if (!ret)
+			a->out_conn_id = found->id;
+	}
+	mutex_unlock(&smbd_lock);
+	return ret;
+}
+
+int smbd_ioctl_register_session(struct smbd_file *file, void *cmd)
+{
+	struct smbd_session *req = cmd;
+	struct smbd_session_entry *s;
+	int ret = 0;
+
+	if (req->flags || req->session_id == 0)
+		return -EINVAL;
+	mutex_lock(&smbd_lock);
+	s = smbd_session_find(req->session_id);
+	if (s) {
+		if (s->file != file)
+			ret = -EBUSY;
+		goto out;
+	}
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	s->id = req->session_id;
+	s->file = file;
+	hash_add(smbd_sessions, &s->node, s->id);
+out:
+	mutex_unlock(&smbd_lock);
+	return ret;
+}
+
+int smbd_ioctl_unregister_session(struct smbd_file *file, void *cmd)
+{
+	struct smbd_session *req = cmd;
+	struct smbd_session_entry *s;
+	int ret = 0;
+
+	if (req->flags || req->session_id == 0)
+		return -EINVAL;
+	mutex_lock(&smbd_lock);
+	s = smbd_session_find(req->session_id);
+	if (!s || s->file != file) {
+		ret = -ENOENT;
+	} else {
+		hash_del(&s->node);
+		kfree(s);
+	}
+	mutex_unlock(&smbd_lock);
+	return ret;
+}

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The send side of the MS-SMBD engine. PDUs (SEND_PDU copies and the
+ * driver's own SMB2 responses) queue per connection and one work item cuts
+ * them into Data Transfer messages as send slots and credits allow, so the
+ * fragments of one PDU never interleave with another's. Every message
+ * carries the receive credits posted since the last one and, when a
+ * keepalive is due, SMB_DIRECT_RESPONSE_REQUESTED.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "smbdirect.h"
+
+struct smbd_pdu_out *smbd_pdu_out_alloc(u32 len)
+{
+	struct smbd_pdu_out *pdu = kzalloc(sizeof(*pdu), GFP_KERNEL);
+
+	if (!pdu)
+		return NULL;
+	pdu->data = kvmalloc(len, GFP_KERNEL);
+	if (!pdu->data) {
+		kfree(pdu);
+		return NULL;
+	}
+	pdu->len = len;
+	return pdu;
+}
+
+void smbd_pdu_out_free(struct smbd_pdu_out *pdu)
+{
+	kvfree(pdu->data);
+	kfree(pdu);
+}
+
+static int smbd_post_send_locked(struct smbd_conn *conn,
+				 struct smbd_send_io *io, u32 len,
+				 bool invalidate, u32 token)
+{
+	struct ib_send_wr wr = {};
+	struct ib_sge sge;
+	int ret;
+
+	sge.addr = io->dma;
+	sge.length = len;
+	sge.lkey = conn->pd->local_dma_lkey;
+	wr.wr_cqe = &io->cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = IB_SEND_SIGNALED;
+	if (invalidate) {
+		wr.opcode = IB_WR_SEND_WITH_INV;
+		wr.ex.invalidate_rkey = token;
+	} else {
+		wr.opcode = IB_WR_SEND;
+	}
+	ib_dma_sync_single_for_device(conn->cm_id->device, io->dma, len,
+				      DMA_TO_DEVICE);
+	ret = ib_post_send(conn->cm_id->qp, &wr, NULL);
+	if (ret) {
+		list_add(&io->node, &conn->send_free);
+		return ret;
+	}
+	conn->sends_posted++;
+	return 0;
+}
+
+/* A message outside the credit scheme: the negotiate response. */
+int smbd_send_raw_locked(struct smbd_conn *conn, const void *buf, size_t len)
+{
+	struct smbd_send_io *io;
+
+	io = list_first_entry_or_null(&conn->send_free, struct smbd_send_io,
+				      node);
+	if (!io || len > conn->lp.max_send_size)
+		return -ENOBUFS;
+	list_del(&io->node);
+	io->pdu = NULL;
+	memcpy(io->buf, buf, len);
+	return smbd_post_send_locked(conn, io, len, false, 0);
+}
+
+void smbd_send_kick(struct smbd_conn *conn)
+{
+	queue_work(smbd_wq, &conn->send_work);
+}
+
+int smbd_send_queue_pdu(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	if (smbd_frag_plan(pdu->len, conn->cp.max_send_size,
+			   conn->cp.max_fragmented_send_size, &pdu->plan))
+		return -EMSGSIZE;
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->state == SMBD_CONN_DISCONNECTING)
+		ret = -ENOTCONN;
+	else
+		list_add_tail(&pdu->node, &conn->send_queue);
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (!ret)
+		smbd_send_kick(conn);
+	return ret;
+}
+
+enum smbd_send_step {
+	SMBD_STEP_SENT,
+	SMBD_STEP_IDLE,		/* nothing to send, or waiting */
+	SMBD_STEP_FINAL,	/* sent a connection's last PDU */
+	SMBD_STEP_ERROR,
+};
+
+static void smbd_send_stall_locked(struct smbd_conn *conn)
+{
+	if (conn->stall_since)
+		return;
+	conn->stall_since = jiffies ?: 1;
+	smbd_count(SMBD_CNT_CREDIT_STALLS, 1);
+	mod_delayed_work(smbd_wq, &conn->timer_work,
+			 msecs_to_jiffies(conn->params->keepalive_timeout_ms));
+}
+
+/* Send one message if there is something to send and it may go. */
+static enum smbd_send_step smbd_send_one_locked(struct smbd_conn *conn,
+						u32 *final_reason)
+{
+	struct smbd_fragment frag = {};
+	struct smbd_data_hdr hdr = {};
+	enum smbd_send_verdict verdict;
+	struct smbd_pdu_out *pdu;
+	struct smbd_send_io *io;
+	bool invalidate = false;
+	size_t len;
+	u16 grant;
+
+	if (conn->state == SMBD_CONN_NEGOTIATE ||
+	    conn->state == SMBD_CONN_DISCONNECTING)
+		return SMBD_STEP_IDLE;
+	pdu = list_first_entry_or_null(&conn->send_queue, struct smbd_pdu_out,
+				       node);
+	if (!pdu && !conn->immediate &&
+	    !smbd_credits_grant_due(&conn->credits))
+		return SMBD_STEP_IDLE;
+	if (list_empty(&conn->send_free))
+		return SMBD_STEP_IDLE;	/* a send completion kicks again */
+
+	verdict = smbd_credits_send(&conn->credits, &grant);
+	if (verdict == SMBD_SEND_NEED_GRANT) {
+		/* MS-SMBD 3.1.5.9: post one more receive, then grant it */
+		if (smbd_recv_post_extra_locked(conn))
+			return SMBD_STEP_IDLE;
+		verdict = smbd_credits_send(&conn->credits, &grant);
+	}
+	if (verdict != SMBD_SEND_OK) {
+		if (pdu || conn->immediate)
+			smbd_send_stall_locked(conn);
+		return SMBD_STEP_IDLE;
+	}
+	conn->stall_since = 0;
+
+	io = list_first_entry(&conn->send_free, struct smbd_send_io, node);
+	list_del(&io->node);
+	io->pdu = NULL;
+	hdr.credits_requested = conn->cp.send_credit_target;
+	hdr.credits_granted = grant;
+	if (conn->keepalive == SMBD_KEEPALIVE_PENDING) {
+		hdr.flags = SMBD_FLAG_RESPONSE_REQUESTED;
+		conn->keepalive = SMBD_KEEPALIVE_SENT;
+		smbd_count(SMBD_CNT_KEEPALIVES_SENT, 1);
+	}
+	conn->immediate = false;
+
+	if (pdu) {
+		smbd_frag_get(&pdu->plan, pdu->next_frag, &frag);
+		hdr.data_length = frag.length;
+		hdr.remaining_data_length = frag.remaining;
+		invalidate = pdu->next_frag == 0 &&
+			     (pdu->flags & SMBD_SEND_INVALIDATE);
+		if (++pdu->next_frag == pdu->plan.count) {
+			list_del(&pdu->node);
+			io->pdu = pdu;
+		}
+	}
+	len = smbd_data_build(&hdr, io->buf);
+	if (pdu) {
+		memcpy(io->buf + len, pdu->data + frag.offset, frag.length);
+		len += frag.length;
+	}
+	if (smbd_post_send_locked(conn, io, len, invalidate,
+				  pdu ? pdu->invalidate_token : 0)) {
+		if (io->pdu)
+			list_add(&pdu->node, &conn->send_queue);
+		io->pdu = NULL;
+		return SMBD_STEP_ERROR;
+	}
+	if (io->pdu && pdu->final_reason) {
+		*final_reason = pdu->final_reason;
+		return SMBD_STEP_FINAL;
+	}
+	return SMBD_STEP_SENT;
+}
+
+void smbd_send_work(struct work_struct *work)
+{
+	struct smbd_conn *conn = container_of(work, struct smbd_conn,
+					      send_work);
+	enum smbd_send_step step;
+	unsigned long flags;
+	u32 final_reason = 0;
+
+	do {
+		spin_lock_irqsave(&conn->lock, flags);
+		step = smbd_send_one_locked(conn, &final_reason);
+		if (step == SMBD_STEP_FINAL)
+			conn->linger = true;
+		spin_unlock_irqrestore(&conn->lock, flags);
+	} while (step == SMBD_STEP_SENT);
+
+	if (step == SMBD_STEP_ERROR)
+		smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
+	else if (step == SMBD_STEP_FINAL)
+		smbd_conn_fail(conn, final_reason);
+}
+
+static void smbd_send_notify(struct smbd_conn *conn, struct smbd_pdu_out *pdu,
+			     int status)
+{
+	struct smbd_kevent *kev;
+
+	if (!(pdu->flags & SMBD_SEND_NOTIFY) || !conn->owner)
+		return;
+	kev = smbd_kevent_alloc(SMBD_EVENT_SEND_DONE, conn->id, GFP_KERNEL);
+	if (!kev)
+		return;
+	kev->ev.user_data = pdu->user_data;
+	kev->ev.status = status;
+	if (!smbd_event_push(conn->owner, kev))
+		smbd_kevent_free(kev);
+}
+
+void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct smbd_send_io *io = container_of(wc->wr_cqe, struct smbd_send_io,
+					       cqe);
+	struct smbd_conn *conn = io->conn;
+	struct smbd_pdu_out *pdu;
+	unsigned long flags;
+	bool idle;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	pdu = io->pdu;
+	io->pdu = NULL;
+	list_add(&io->node, &conn->send_free);
+	idle = --conn->sends_posted == 0;
+	spin_unlock_irqrestore(&conn->lock, flags);
+
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
+	if (pdu) {
+		if (wc->status == IB_WC_SUCCESS) {
+			smbd_count(SMBD_CNT_PDUS_SENT, 1);
+			smbd_count(SMBD_CNT_BYTES_SENT, pdu->len);
+		}
+		smbd_send_notify(conn, pdu,
+				 wc->status == IB_WC_SUCCESS ? 0 : -ECONNRESET);
+		smbd_pdu_out_free(pdu);
+	}
+	if (idle)
+		wake_up(&conn->send_wait);
+	smbd_send_kick(conn);
+}
+
+/* Teardown, after the drain: what never went out is reported and freed. */
+void smbd_send_flush(struct smbd_conn *conn)
+{
+	struct smbd_pdu_out *pdu, *tmp;
+	LIST_HEAD(list);
+
+	spin_lock_irq(&conn->lock);
+	list_splice_init(&conn->send_queue, &list);
+	spin_unlock_irq(&conn->lock);
+	list_for_each_entry_safe(pdu, tmp, &list, node) {
+		smbd_send_notify(conn, pdu, -ENOTCONN);
+		smbd_pdu_out_free(pdu);
+	}
+}
+
+static int smbd_send_entry_validate(const struct smbd_send_entry *e)
+{
+	if (e->flags & ~(SMBD_SEND_NOTIFY | SMBD_SEND_INVALIDATE))
+		return -EINVAL;
+	if (e->__reserved)
+		return -EINVAL;
+	if (e->invalidate_token && !(e->flags & SMBD_SEND_INVALIDATE))
+		return -EINVAL;
+	if (e->iov_count < 1 || e->iov_count > SMBD_MAX_IOVS)
+		return -EINVAL;
+	return 0;
+}
+
+/* Copy the entry's iovecs into one kernel PDU. */
+static int smbd_send_copy_pdu(struct smbd_conn *conn,
+			      const struct smbd_send_entry *e,
+			      struct smbd_pdu_out **out)
+{
+	struct smbd_iovec iov[SMBD_MAX_IOVS];
+	struct smbd_pdu_out *pdu;
+	u64 total = 0;
+	u32 i, off = 0;
+
+	if (copy_from_user(iov, u64_to_user_ptr(e->iov_ptr),
+			   e->iov_count * sizeof(iov[0])))
+		return -EFAULT;
+	for (i = 0; i < e->iov_count; i++) {
+		if (iov[i].len > SMBD_MAX_PDU_SIZE)
+			return -EMSGSIZE;
+		total += iov[i].len;
+	}
+	if (total == 0)
+		return -EINVAL;
+	if (total > conn->cp.max_fragmented_send_size)
+		return -EMSGSIZE;
+
+	pdu = smbd_pdu_out_alloc(total);
+	if (!pdu)
+		return -ENOMEM;
+	for (i = 0; i < e->iov_count; i++) {
+		if (copy_from_user(pdu->data + off,
+				   u64_to_user_ptr(iov[i].base), iov[i].len)) {
+			smbd_pdu_out_free(pdu);
+			return -EFAULT;
+		}
+		off += iov[i].len;
+	}
+	pdu->flags = e->flags;
+	pdu->invalidate_token = e->invalidate_token;
+	pdu->user_data = e->user_data;
+	*out = pdu;
+	return 0;
+}
+
+static int smbd_send_entry(struct smbd_file *file,
+			   const struct smbd_send_entry *e)
+{
+	struct smbd_pdu_out *pdu;
+	struct smbd_conn *conn;
+	int ret;
+
+	ret = smbd_send_entry_validate(e);
+	if (ret)
+		return ret;
+	conn = smbd_file_conn(file, e->conn_id);
+	if (!conn)
+		return -ENOENT;
+	ret = smbd_send_copy_pdu(conn, e, &pdu);
+	if (!ret) {
+		ret = smbd_send_queue_pdu(conn, pdu);
+		if (ret)
+			smbd_pdu_out_free(pdu);
+	}
+	smbd_conn_put(conn);
+	return ret;
+}
+
+int smbd_ioctl_send_pdu(struct smbd_file *file, void *cmd)
+{
+	struct smbd_send_pdu *sp = cmd;
+	u8 __user *entries = u64_to_user_ptr(sp->entries_ptr);
+	struct smbd_send_entry e;
+	u32 i;
+	int ret;
+
+	if (sp->flags || sp->__reserved)
+		return -EINVAL;
+	if (sp->count < 1 || sp->count > SMBD_MAX_BATCH)
+		return -EINVAL;
+	if (sp->entry_size < sizeof(e) || sp->entry_size > 4096)
+		return -EINVAL;
+
+	for (i = 0; i < sp->count; i++) {
+		ret = copy_struct_from_user(&e, sizeof(e),
+					    entries + (size_t)i * sp->entry_size,
+					    sp->entry_size);
+		if (!ret)
+			ret = smbd_send_entry(file, &e);
+		if (ret) {
+			sp->out_done = i;
+			return i ? 0 : ret;
+		}
+	}
+	sp->out_done = sp->count;
+	return 0;
+}
+
+int smbd_ioctl_disconnect(struct smbd_file *file, void *cmd)
+{
+	struct smbd_disconnect *d = cmd;
+	struct smbd_conn *conn;
+
+	if (d->flags)
+		return -EINVAL;
+	conn = smbd_file_conn(file, d->conn_id);
+	if (!conn)
+		return -ENOENT;
+	smbd_conn_fail(conn, SMBD_REASON_LOCAL);
+	smbd_conn_put(conn);
+	return 0;
+}

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The SMB2 the driver speaks itself, between the MS-SMBD negotiate and the
+ * hand-over to smbd: it answers the SMB2 NEGOTIATE from the master's
+ * policy (the response smbd would send) and routes the first SESSION_SETUP.
+ * Afterwards this work item only delivers the PDUs that arrived before the
+ * connection had an owner, in order, then lets the receive path deliver.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+
+#include "smbdirect.h"
+
+#define SMBD_FILETIME_UNIX_EPOCH 116444736000000000ULL
+
+/* Queue @bytes as the connection's next PDU; @final_reason: then go. */
+static int smbd_smb2_send(struct smbd_conn *conn, const u8 *bytes, size_t len,
+			  u32 final_reason)
+{
+	struct smbd_pdu_out *pdu = smbd_pdu_out_alloc(len);
+	int ret;
+
+	if (!pdu)
+		return -ENOMEM;
+	memcpy(pdu->data, bytes, len);
+	pdu->final_reason = final_reason;
+	ret = smbd_send_queue_pdu(conn, pdu);
+	if (ret)
+		smbd_pdu_out_free(pdu);
+	return ret;
+}
+
+/*
+ * Answer @buf with an SMB2 error (when its header can be read) and
+ * disconnect with @reason once the answer is out.
+ */
+static void smbd_smb2_refuse(struct smbd_conn *conn, const u8 *buf,
+			     size_t len, u32 status, u32 reason)
+{
+	u8 out[SMB2_ERROR_RESP_SIZE];
+	struct smb2_hdr hdr;
+	unsigned long flags;
+	size_t out_len;
+
+	/* nothing after this request is looked at */
+	spin_lock_irqsave(&conn->lock, flags);
+	conn->refused = true;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (smb2_hdr_parse(buf, len, &hdr) == SMBD_E_OK &&
+	    smb2_error_resp_build(&hdr, status, out, sizeof(out),
+				  &out_len) == SMBD_E_OK &&
+	    !smbd_smb2_send(conn, out, out_len, reason))
+		return;
+	smbd_conn_fail(conn, reason);
+}
+
+static void smbd_smb2_negotiate(struct smbd_conn *conn, const u8 *buf,
+				u32 len)
+{
+	const struct smb2_negotiate_policy *policy = &conn->params->policy;
+	u8 salt[SMB2_PREAUTH_SALT_SIZE];
+	struct smb2_negotiate_req req;
+	struct smb2_negotiated neg;
+	enum smbd_proto_error err;
+	unsigned long flags;
+	size_t resp_len;
+	u64 now;
+	u8 *resp;
+
+	err = smb2_negotiate_req_parse(buf, len, &req);
+	if (err) {
+		pr_info_ratelimited("connection %u: SMB2 NEGOTIATE: %s\n",
+				    conn->id, smbd_proto_error_text(err));
+		smbd_smb2_refuse(conn, buf, len, NT_STATUS_INVALID_PARAMETER,
+				 SMBD_REASON_BAD_SMB2);
+		return;
+	}
+	smb2_negotiate_decide(policy, &req, &neg);
+	if (neg.status) {
+		smbd_smb2_refuse(conn, buf, len, neg.status,
+				 SMBD_REASON_BAD_SMB2);
+		return;
+	}
+
+	resp = kvmalloc(SMBD_SMB2_RESP_MAX, GFP_KERNEL);
+	conn->neg_req = kvmalloc(len, GFP_KERNEL);
+	if (!resp || !conn->neg_req) {
+		kvfree(resp);
+		smbd_conn_fail(conn, SMBD_REASON_NO_MEMORY);
+		return;
+	}
+	memcpy(conn->neg_req, buf, len);
+	conn->neg_req_len = len;
+	now = div_u64(ktime_get_real_ns(), 100) + SMBD_FILETIME_UNIX_EPOCH;
+	get_random_bytes(salt, sizeof(salt));
+	err = smb2_negotiate_resp_build(policy, &req, &neg, now, salt, resp,
+					SMBD_SMB2_RESP_MAX, &resp_len);
+	if (err) {
+		kvfree(resp);
+		smbd_conn_fail(conn, SMBD_REASON_NO_MEMORY);
+		return;
+	}
+	conn->neg_resp = resp;
+	conn->neg_resp_len = resp_len;
+	conn->dialect = neg.dialect;
+	memcpy(conn->client_guid, req.client_guid, sizeof(conn->client_guid));
+
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->state == SMBD_CONN_SMB2_NEGOTIATE)
+		conn->state = SMBD_CONN_SESSION_SETUP;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (smbd_smb2_send(conn, resp, resp_len, 0))
+		smbd_conn_fail(conn, SMBD_REASON_NO_MEMORY);
+}
+
+/* NEGOTIATE request, response and SESSION_SETUP in one NEW_CHANNEL blob. */
+static int smbd_smb2_keep_setup(struct smbd_conn *conn, const u8 *buf,
+				u32 len)
+{
+	u32 total = conn->neg_req_len + conn->neg_resp_len + len;
+	u8 *all = kvmalloc(total, GFP_KERNEL);
+
+	if (!all)
+		return -ENOMEM;
+	memcpy(all, conn->neg_req, conn->neg_req_len);
+	memcpy(all + conn->neg_req_len, conn->neg_resp, conn->neg_resp_len);
+	memcpy(all + conn->neg_req_len + conn->neg_resp_len, buf, len);
+	kvfree(conn->neg_req);
+	kvfree(conn->neg_resp);
+	conn->neg_req = NULL;
+	conn->neg_resp = NULL;
+	conn->setup_bytes = all;
+	conn->setup_len = len;
+	return 0;
+}
+
+static void smbd_smb2_session_setup(struct smbd_conn *conn, const u8 *buf,
+				    u32 len)
+{
+	struct smb2_session_setup_req req;
+	enum smbd_proto_error err;
+	int ret;
+
+	err = smb2_session_setup_parse(buf, len, &req);
+	if (err) {
+		pr_info_ratelimited("connection %u: SESSION_SETUP: %s\n",
+				    conn->id, smbd_proto_error_text(err));
+		smbd_smb2_refuse(conn, buf, len, NT_STATUS_INVALID_PARAMETER,
+				 SMBD_REASON_BAD_SMB2);
+		return;
+	}
+	if (smbd_smb2_keep_setup(conn, buf, len)) {
+		smbd_conn_fail(conn, SMBD_REASON_NO_MEMORY);
+		return;
+	}
+
+	if (req.flags & SMB2_SESSION_FLAG_BINDING) {
+		conn->session_id = req.hdr.session_id;
+		ret = smbd_route_binding(conn, req.hdr.session_id);
+		if (ret == -ENOENT) {
+			/* MS-SMB2 3.3.5.5.2: no such session to bind to */
+			smbd_smb2_refuse(conn, buf, len,
+					 NT_STATUS_USER_SESSION_DELETED,
+					 SMBD_REASON_UNKNOWN_SESSION);
+			return;
+		}
+	} else {
+		ret = smbd_route_offer(conn);
+		if (ret == -ENOENT) {
+			smbd_conn_fail(conn, SMBD_REASON_NO_LISTENER);
+			return;
+		}
+	}
+	if (ret && ret != -ENOTCONN)
+		smbd_conn_fail(conn, SMBD_REASON_NO_MEMORY);
+}
+
+/* Owned: hand over what was held; false once there is nothing left. */
+static bool smbd_smb2_deliver_one(struct smbd_conn *conn)
+{
+	struct smbd_kevent *kev;
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	kev = list_first_entry_or_null(&conn->held, struct smbd_kevent, node);
+	if (!kev || conn->state != SMBD_CONN_OWNED) {
+		/* from now on the receive path delivers directly */
+		if (conn->state == SMBD_CONN_OWNED)
+			conn->direct = true;
+		spin_unlock_irqrestore(&conn->lock, flags);
+		return false;
+	}
+	list_del(&kev->node);
+	conn->nr_held--;
+	conn->pdus_queued++;
+	spin_unlock_irqrestore(&conn->lock, flags);
+
+	kref_get(&conn->ref);
+	kev->pdu_conn = conn;
+	if (!smbd_event_push(conn->owner, kev)) {
+		smbd_kevent_free(kev);
+		smbd_conn_fail(conn, SMBD_REASON_NO_MEMORY);
+		return false;
+	}
+	return true;
+}
+
+void smbd_smb2_work(struct work_struct *work)
+{
+	struct smbd_conn *conn = container_of(work, struct smbd_conn,
+					      smb2_work);
+	enum smbd_conn_state state;
+	struct smbd_kevent *kev;
+	unsigned long flags;
+
+	for (;;) {
+		spin_lock_irqsave(&conn->lock, flags);
+		state = conn->state;
+		kev = NULL;
+		if (!conn->refused && (state == SMBD_CONN_SMB2_NEGOTIATE ||
+				       state == SMBD_CONN_SESSION_SETUP)) {
+			kev = list_first_entry_or_null(&conn->held,
+						       struct smbd_kevent,
+						       node);
+			if (kev) {
+				list_del(&kev->node);
+				conn->nr_held--;
+			}
+		}
+		spin_unlock_irqrestore(&conn->lock, flags);
+
+		if (state == SMBD_CONN_OWNED) {
+			while (smbd_smb2_deliver_one(conn))
+				;
+			break;
+		}
+		if (!kev)
+			break;
+		if (state == SMBD_CONN_SMB2_NEGOTIATE)
+			smbd_smb2_negotiate(conn, kev->data, kev->ev.data_len);
+		else
+			smbd_smb2_session_setup(conn, kev->data,
+						kev->ev.data_len);
+		smbd_kevent_free(kev);
+	}
+	smbd_recv_refill(conn);
+}
