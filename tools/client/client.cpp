@@ -220,6 +220,7 @@ Status Client::send_pdu(std::span<const uint8_t> pdu)
 
 Status Client::send_pdu_fragments(std::span<const uint8_t> pdu, uint32_t count)
 {
+    drain_cq();
     if (phase_ == Phase::broken)
         return ended_error();
     if (phase_ != Phase::negotiated)
@@ -257,6 +258,8 @@ Status Client::send_pdu_fragments(std::span<const uint8_t> pdu, uint32_t count)
 Result<std::vector<uint8_t>> Client::recv_pdu(std::chrono::milliseconds timeout)
 {
     auto until = deadline(timeout);
+    // keepalive requests behind queued PDUs get their answer now
+    drain_cq();
     while (inbox_.empty()) {
         if (phase_ == Phase::broken) {
             // deliver what arrived before the connection went down
@@ -289,6 +292,12 @@ Status Client::send_raw_message(std::span<const uint8_t> message)
         credits_.send_credits--;
     obs_.messages_sent++;
     return rdma_->post_send(slot, uint32_t(message.size()));
+}
+
+void Client::poll_events()
+{
+    while (pump(Clock::now()))
+        ;
 }
 
 Status Client::wait_peer_disconnect(std::chrono::milliseconds timeout,

@@ -2,7 +2,9 @@
 // channel: MS-SMBD negotiate, credits, keepalive answers, fragmentation and
 // reassembly (all rules from the protocol core), then SMB2 NEGOTIATE,
 // SESSION_SETUP and arbitrary PDUs. Synchronous and single-threaded: every
-// call that waits polls the completion channel and the rdma_cm channel.
+// call services the completion queue and the rdma_cm channel, so a caller
+// busy elsewhere for longer than the server's keepalive timeout must call
+// poll_events() in between, or the server rightly disconnects.
 #ifndef SMBD_CLIENT_CLIENT_H
 #define SMBD_CLIENT_CLIENT_H
 
@@ -92,6 +94,9 @@ public:
     // The next reassembled PDU; Errc::peer_disconnected once the server is
     // gone and nothing is left, Errc::timeout when nothing came in time.
     Result<std::vector<uint8_t>> recv_pdu(std::chrono::milliseconds timeout);
+    // Handle whatever has arrived (credits, keepalive requests, PDUs)
+    // without waiting.
+    void poll_events();
     // Disconnect and free the RDMA resources; idempotent.
     void close();
 
