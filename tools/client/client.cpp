@@ -487,7 +487,8 @@ void Client::post_receives()
 
 void Client::send_due_control()
 {
-    if (phase_ != Phase::negotiated || in_fragmented_send_ || free_send_.empty())
+    if (phase_ != Phase::negotiated || !control_ || in_fragmented_send_ ||
+        free_send_.empty())
         return;
     if (!response_due_ && !smbd_credits_grant_due(&credits_))
         return;

@@ -109,6 +109,9 @@ public:
     // false: consumed receives are not posted again, so nothing more is
     // ever granted to the server.
     void set_repost_receives(bool on) { repost_ = on; }
+    // false: no message goes out on its own (credit grants, keepalive
+    // answers); only the caller's sends.
+    void set_control_messages(bool on) { control_ = on; }
     // Wait until the server disconnects; with @process_completions false
     // the CQ is left alone (keepalive requests go unanswered).
     Status wait_peer_disconnect(std::chrono::milliseconds timeout,
@@ -173,6 +176,7 @@ private:
     std::vector<uint32_t> free_send_;
     bool response_due_ = false;        // the server asked for a prompt reply
     bool repost_ = true;
+    bool control_ = true;
     bool in_fragmented_send_ = false;  // no interleaved control messages
     std::vector<uint8_t> partial_;
     std::deque<std::vector<uint8_t>> inbox_;

@@ -231,6 +231,11 @@ private:
     // Modes that act right after the MS-SMBD negotiate; false: done.
     bool data_phase_rules()
     {
+        if (opt_.hostile >= Hostile::offset_past_buffer &&
+            opt_.hostile <= Hostile::send_without_credit)
+            // a grant of our own would give the server the credits these
+            // modes deny it
+            c_->set_control_messages(false);
         switch (opt_.hostile) {
         case Hostile::stall_smb2:
             expect_disconnect();
