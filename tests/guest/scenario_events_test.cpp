@@ -1,0 +1,380 @@
+// The ioctl behaviour only a peer can provoke: event order per connection,
+// poll readiness, SEND_DONE, DISCONNECT, the accept timeout, and GET_EVENTS
+// when the data area is too small, the events pointer is bad, or the queue
+// overflows.
+#include <atomic>
+#include <fcntl.h>
+#include <poll.h>
+#include <thread>
+
+#include "scenario.h"
+
+namespace scenario {
+namespace {
+
+constexpr uint64_t kSession = 0x6000000000000006ull;
+constexpr uint64_t kBadPointer = 0xffff800000000000ull;
+
+// A bound channel whose SESSION_SETUP the test answered; the peer's
+// @then runs on the bound client.
+class BoundEvents : public Scenario {
+protected:
+    void SetUp() override
+    {
+        Scenario::SetUp();
+        ASSERT_TRUE(master_.ok());
+        ASSERT_EQ(master_.set_params(fast_params()), 0);
+        ASSERT_EQ(master_.register_session(kSession), 0);
+    }
+
+    // A peer still waiting is released: the go-ahead, and its connection
+    // ends with the master's file.
+    void TearDown() override
+    {
+        go_ = true;
+        master_.close();
+        if (client_.valid())
+            client_.wait();
+        Scenario::TearDown();
+    }
+
+    void start(std::function<std::string(Client &)> then)
+    {
+        client_ = peer([then = std::move(then)]() -> std::string {
+            auto c = negotiated_client();
+            if (!c)
+                return "connect and negotiate: " + c.error().message;
+            auto ss = (*c)->session_setup(session_setup_options(true, kSession));
+            if (!ss)
+                return "binding SESSION_SETUP: " + ss.error().message;
+            return then(**c);
+        });
+        auto ch = next_event(master_);
+        ASSERT_TRUE(ch) << "no NEW_CHANNEL; the peer: " << verdict(client_);
+        ASSERT_EQ(ch->type(), SMBD_EVENT_NEW_CHANNEL) << describe(*ch);
+        conn_ = ch->conn_id();
+        ASSERT_EQ(answer_session_setup(master_, *ch, kSession), 0);
+    }
+
+    Device master_{O_NONBLOCK};
+    uint64_t conn_ = 0;
+    // the peer's progress and the test's go-ahead, for peers that wait
+    std::atomic<bool> received_{false};
+    std::atomic<bool> go_{false};
+    // last: its destructor waits for the peer, which may use the above
+    PeerResult client_;
+};
+
+using EventOrder = Scenario;
+
+// The peer does not wait for the SESSION_SETUP answer: its PDUs and its
+// disconnect are all queued before the smbd side reads anything.
+TEST_F(EventOrder, NewChannelFirstThenPdusInOrderThenDisconnectedLast)
+{
+    Device master(O_NONBLOCK);
+    ASSERT_EQ(master.set_params(fast_params()), 0);
+    ASSERT_EQ(master.register_session(kSession), 0);
+    ASSERT_TRUE(stays_quiet(master, 0ms)) << "POLLIN with nothing queued";
+
+    const std::vector<uint32_t> sizes = {kHeader + 1, 3000, 70000};
+    auto client = peer([&]() -> std::string {
+        auto c = negotiated_client();
+        if (!c)
+            return "connect and negotiate: " + c.error().message;
+        if (auto st = (*c)->send_pdu(session_setup_request(true, kSession)); !st)
+            return "SESSION_SETUP: " + st.error().message;
+        for (size_t i = 0; i < sizes.size(); i++)
+            if (auto st = (*c)->send_pdu(test_pdu(kSession, i, sizes[i])); !st)
+                return "PDU " + std::to_string(i) + ": " + st.error().message;
+        (*c)->close();
+        return "";
+    });
+    EXPECT_EQ(verdict(client), "");
+    ASSERT_TRUE(settled()) << "the connection did not end";
+
+    EXPECT_TRUE(master.poll_in(0) & POLLIN) << "no POLLIN with events queued";
+    std::vector<Event> evs;
+    ASSERT_EQ(master.get_events(evs), 0);
+    ASSERT_EQ(evs.size(), sizes.size() + 2) << describe(evs);
+    EXPECT_EQ(evs.front().type(), SMBD_EVENT_NEW_CHANNEL) << describe(evs);
+    for (size_t i = 0; i < sizes.size(); i++) {
+        EXPECT_EQ(evs[i + 1].type(), SMBD_EVENT_PDU_RECEIVED) << describe(evs);
+        EXPECT_TRUE(evs[i + 1].data == test_pdu(kSession, i, sizes[i]))
+            << "PDU " << i << " out of order or changed: " << describe(evs);
+    }
+    EXPECT_EQ(evs.back().type(), SMBD_EVENT_DISCONNECTED) << describe(evs);
+    EXPECT_EQ(evs.back().raw.u.disconnected.reason, SMBD_REASON_PEER);
+    for (const Event &ev : evs)
+        EXPECT_EQ(ev.conn_id(), evs.front().conn_id());
+    EXPECT_TRUE(stays_quiet(master, 0ms)) << "POLLIN after everything was read";
+}
+
+TEST_F(BoundEvents, SendWithNotifyReportsSendDoneWithItsUserData)
+{
+    const auto pdu = test_pdu(kSession, 7, 5000);
+    ASSERT_NO_FATAL_FAILURE(start([pdu](Client &c) -> std::string {
+        auto got = c.recv_pdu(10s);
+        if (!got)
+            return "no PDU from smbd: " + got.error().message;
+        if (*got != pdu)
+            return "the PDU arrived changed";
+        c.close();
+        return "";
+    }));
+    smbd::device::SendEntry e;
+    e.conn_id = conn_;
+    e.user_data = 0xfeedface12345678ull;
+    e.flags = SMBD_SEND_NOTIFY;
+    e.iov = {std::span(pdu).first(100), std::span(pdu).subspan(100)};
+    uint32_t done = 0;
+    ASSERT_EQ(master_.send_pdu(std::span(&e, 1), &done), 0);
+    EXPECT_EQ(done, 1u);
+
+    auto sent = next_event(master_);
+    ASSERT_TRUE(sent);
+    EXPECT_EQ(sent->type(), SMBD_EVENT_SEND_DONE) << describe(*sent);
+    EXPECT_EQ(sent->conn_id(), conn_);
+    EXPECT_EQ(sent->raw.user_data, e.user_data);
+    EXPECT_EQ(sent->raw.status, 0);
+    EXPECT_EQ(verdict(client_), "");
+    auto gone = next_event(master_);
+    ASSERT_TRUE(gone);
+    EXPECT_EQ(gone->type(), SMBD_EVENT_DISCONNECTED) << describe(*gone);
+}
+
+TEST_F(BoundEvents, DisconnectIoctlEndsTheConnectionForBothSides)
+{
+    ASSERT_NO_FATAL_FAILURE(start([](Client &c) -> std::string {
+        if (auto st = c.wait_peer_disconnect(10s); !st)
+            return "expected the server to disconnect: " + st.error().message;
+        return "";
+    }));
+    ASSERT_EQ(master_.disconnect(conn_), 0);
+    auto gone = next_event(master_);
+    ASSERT_TRUE(gone);
+    EXPECT_EQ(gone->type(), SMBD_EVENT_DISCONNECTED) << describe(*gone);
+    EXPECT_EQ(gone->conn_id(), conn_);
+    EXPECT_EQ(gone->raw.u.disconnected.reason, SMBD_REASON_LOCAL);
+    EXPECT_EQ(verdict(client_), "");
+    EXPECT_TRUE(stays_quiet(master_));
+    EXPECT_EQ(master_.disconnect(conn_), ENOENT);
+    EXPECT_EQ(delta("disconnect_local"), 1);
+}
+
+TEST_F(BoundEvents, TooSmallDataAreaIsEmsgsizeWithTheSizeNeeded)
+{
+    ASSERT_NO_FATAL_FAILURE(start([](Client &c) -> std::string {
+        return echo_once(c, 0, 4096);
+    }));
+    ASSERT_TRUE(master_.poll_in(10000) & POLLIN) << verdict(client_);
+    std::vector<Event> evs;
+    uint32_t needed = 0;
+    EXPECT_EQ(master_.get_events(evs, 1, 1024, &needed), EMSGSIZE);
+    EXPECT_EQ(needed, 4096u);
+    EXPECT_TRUE(evs.empty());
+
+    auto pdu = next_event(master_);
+    ASSERT_TRUE(pdu);
+    ASSERT_EQ(pdu->type(), SMBD_EVENT_PDU_RECEIVED) << describe(*pdu);
+    EXPECT_TRUE(pdu->data == test_pdu(kSession, 0, 4096));
+    ASSERT_EQ(echo(master_, *pdu), 0);
+    EXPECT_EQ(verdict(client_), "");
+}
+
+TEST_F(BoundEvents, BadEventsPointerIsEfaultAndTheEventStaysQueued)
+{
+    ASSERT_NO_FATAL_FAILURE(start([](Client &c) -> std::string {
+        return echo_once(c, 0, 300);
+    }));
+    ASSERT_TRUE(master_.poll_in(10000) & POLLIN) << verdict(client_);
+    std::vector<uint8_t> data(1 << 16);
+    smbd_get_events g{};
+    g.size = sizeof(g);
+    g.max_events = 1;
+    g.event_size = sizeof(smbd_event);
+    g.events_ptr = kBadPointer;
+    g.data_ptr = reinterpret_cast<uintptr_t>(data.data());
+    g.data_len = uint32_t(data.size());
+    EXPECT_EQ(master_.raw(SMBD_IOC_GET_EVENTS, &g), EFAULT);
+
+    EXPECT_TRUE(master_.poll_in(0) & POLLIN) << "the event is gone";
+    auto pdu = next_event(master_);
+    ASSERT_TRUE(pdu);
+    ASSERT_EQ(pdu->type(), SMBD_EVENT_PDU_RECEIVED) << describe(*pdu);
+    EXPECT_TRUE(pdu->data == test_pdu(kSession, 0, 300));
+    ASSERT_EQ(echo(master_, *pdu), 0);
+    EXPECT_EQ(verdict(client_), "");
+}
+
+// Queues @n SEND_DONE notifications of small PDUs on the connection.
+void send_notified(Device &dev, uint64_t conn, uint32_t n,
+                   const std::vector<uint8_t> &pdu)
+{
+    for (uint32_t i = 0; i < n;) {
+        std::vector<smbd::device::SendEntry> batch;
+        for (; i < n && batch.size() < 64; i++) {
+            smbd::device::SendEntry e;
+            e.conn_id = conn;
+            e.user_data = i;
+            e.flags = SMBD_SEND_NOTIFY;
+            e.iov = {pdu};
+            batch.push_back(e);
+        }
+        uint32_t done = 0;
+        ASSERT_EQ(dev.send_pdu(batch, &done), 0);
+        ASSERT_EQ(done, batch.size());
+    }
+}
+
+// Reads SEND_DONE records until @n were seen or something else comes.
+std::vector<Event> read_events(Device &dev, size_t n)
+{
+    std::vector<Event> evs;
+    while (evs.size() < n) {
+        if (dev.get_events(evs) != 0)
+            break;
+    }
+    return evs;
+}
+
+class Overflow : public BoundEvents {
+protected:
+    // The peer reads @n PDUs, says so, and after the test's go ahead runs
+    // @then.
+    void start_reader(uint32_t n, std::function<std::string(Client &)> then)
+    {
+        start([this, n, then = std::move(then)](Client &c) -> std::string {
+            for (uint32_t i = 0; i < n; i++)
+                if (auto got = c.recv_pdu(20s); !got)
+                    return "PDU " + std::to_string(i) + " of " +
+                           std::to_string(n) + ": " + got.error().message;
+            received_ = true;
+            while (!go_ && c.connected()) {
+                c.poll_events();
+                std::this_thread::sleep_for(10ms);
+            }
+            return then(c);
+        });
+    }
+
+    // Every send completed, so every notification was queued or lost.
+    void wait_all_sent(uint32_t n)
+    {
+        for (int i = 0; i < 1000 && !received_; i++)
+            std::this_thread::sleep_for(20ms);
+        ASSERT_TRUE(received_) << verdict(client_);
+        // + the SESSION_SETUP response
+        for (int i = 0; i < 100 && delta("pdus_sent") < int64_t(n) + 1; i++)
+            std::this_thread::sleep_for(20ms);
+        ASSERT_EQ(delta("pdus_sent"), int64_t(n) + 1);
+        std::this_thread::sleep_for(100ms);
+    }
+
+    uint32_t max_events()
+    {
+        smbd_info info{};
+        EXPECT_EQ(master_.info(info), 0);
+        return info.out_max_events;
+    }
+
+    const std::vector<uint8_t> small_ = test_pdu(kSession, 0, kHeader + 8);
+};
+
+TEST_F(Overflow, LostSendDonesAreCountedAndTheConnectionLives)
+{
+    const uint32_t queue = max_events(), lost = 76, n = queue + lost;
+    ASSERT_NO_FATAL_FAILURE(start_reader(n, [](Client &c) -> std::string {
+        std::string e = echo_once(c, 1, 200);
+        c.close();
+        return e;
+    }));
+    ASSERT_NO_FATAL_FAILURE(send_notified(master_, conn_, n, small_));
+    ASSERT_NO_FATAL_FAILURE(wait_all_sent(n));
+
+    std::vector<Event> evs = read_events(master_, queue + 1);
+    ASSERT_EQ(evs.size(), queue + 1);
+    EXPECT_EQ(evs[0].type(), SMBD_EVENT_OVERFLOW) << describe(evs[0]);
+    EXPECT_EQ(evs[0].raw.u.overflow.lost, lost);
+    EXPECT_EQ(evs[0].conn_id(), 0u);
+    for (uint32_t i = 0; i < queue; i++) {
+        const Event &ev = evs[i + 1];
+        ASSERT_EQ(ev.type(), SMBD_EVENT_SEND_DONE) << describe(ev);
+        ASSERT_EQ(ev.raw.user_data, i) << "SEND_DONEs out of order";
+        ASSERT_EQ(ev.raw.status, 0);
+    }
+    EXPECT_TRUE(stays_quiet(master_, 0ms));
+
+    // only notifications were lost: the connection carries on
+    go_ = true;
+    auto pdu = next_event(master_);
+    ASSERT_TRUE(pdu) << verdict(client_);
+    ASSERT_EQ(pdu->type(), SMBD_EVENT_PDU_RECEIVED) << describe(*pdu);
+    ASSERT_EQ(echo(master_, *pdu), 0);
+    EXPECT_EQ(verdict(client_), "");
+    auto gone = next_event(master_);
+    ASSERT_TRUE(gone);
+    EXPECT_EQ(gone->raw.u.disconnected.reason, SMBD_REASON_PEER) << describe(*gone);
+    EXPECT_EQ(delta("disconnect_no_memory"), 0);
+}
+
+TEST_F(Overflow, LostPduDisconnectsTheConnectionWithNoMemory)
+{
+    const uint32_t queue = max_events();
+    ASSERT_NO_FATAL_FAILURE(start_reader(queue, [](Client &c) -> std::string {
+        if (auto st = c.send_pdu(test_pdu(kSession, 1, 200)); !st)
+            return "sending the PDU: " + st.error().message;
+        if (auto st = c.wait_peer_disconnect(10s); !st)
+            return "expected a disconnect: " + st.error().message;
+        return "";
+    }));
+    ASSERT_NO_FATAL_FAILURE(send_notified(master_, conn_, queue, small_));
+    ASSERT_NO_FATAL_FAILURE(wait_all_sent(queue));
+    go_ = true;	// the queue is full: the PDU has nowhere to go
+    EXPECT_EQ(verdict(client_), "");
+    ASSERT_TRUE(settled());
+    EXPECT_EQ(delta("disconnect_no_memory"), 1);
+
+    std::vector<Event> evs = read_events(master_, queue + 1);
+    ASSERT_GE(evs.size(), queue + 1) << "expected OVERFLOW and every SEND_DONE";
+    EXPECT_EQ(evs[0].type(), SMBD_EVENT_OVERFLOW) << describe(evs[0]);
+    EXPECT_GE(evs[0].raw.u.overflow.lost, 1u) << "the PDU_RECEIVED was lost";
+    for (uint32_t i = 0; i < queue; i++)
+        ASSERT_EQ(evs[i + 1].type(), SMBD_EVENT_SEND_DONE) << describe(evs[i + 1]);
+    EXPECT_EQ(master_.send_pdu(conn_, small_), ENOENT)
+        << "the connection is still there";
+}
+
+using AcceptTimeout = Scenario;
+
+TEST_F(AcceptTimeout, UnclaimedNewConnectionIsDropped)
+{
+    Params params = fast_params();
+    params.accept_timeout_ms = 300;
+    Device master(O_NONBLOCK);
+    ASSERT_EQ(master.set_params(params), 0);
+    ASSERT_EQ(master.listen(), 0);
+    auto client = peer([]() -> std::string {
+        auto c = negotiated_client();
+        if (!c)
+            return "connect and negotiate: " + c.error().message;
+        auto ss = (*c)->session_setup(session_setup_options(false, 0));
+        if (ss)
+            return "SESSION_SETUP answered though nobody claimed it";
+        if (!(*c)->observed().peer_disconnected)
+            return "expected the server to disconnect: " + ss.error().message;
+        return "";
+    });
+    auto offer = next_event(master);
+    ASSERT_TRUE(offer) << verdict(client);
+    ASSERT_EQ(offer->type(), SMBD_EVENT_NEW_CONNECTION) << describe(*offer);
+    EXPECT_EQ(verdict(client), "");
+    ASSERT_TRUE(settled());
+
+    uint64_t id = 0;
+    EXPECT_EQ(master.accept(offer->raw.u.new_connection.token, id), ENOENT);
+    EXPECT_TRUE(stays_quiet(master));
+    EXPECT_EQ(delta("disconnect_accept_timeout"), 1);
+}
+
+} // namespace
+} // namespace scenario

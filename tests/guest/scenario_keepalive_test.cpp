@@ -1,0 +1,81 @@
+// Keepalive: an idle peer that answers the driver's keepalive requests
+// stays connected; one that stops reading is disconnected for it.
+#include <thread>
+
+#include "run.h"
+#include "scenario.h"
+
+namespace scenario {
+namespace {
+
+constexpr uint64_t kSession = 0x3000000000000003ull;
+
+Params keepalive_params()
+{
+    Params p = fast_params();
+    p.keepalive_interval_ms = 1000;
+    p.keepalive_timeout_ms = 1000;
+    return p;
+}
+
+using Keepalive = Scenario;
+
+TEST_F(Keepalive, IdleClientThatAnswersStaysConnectedForSeveralIntervals)
+{
+    Smbd smbd(keepalive_params(), false, {kSession});
+    uint32_t requests = 0;
+    auto client = peer([&]() -> std::string {
+        auto c = negotiated_client();
+        if (!c)
+            return "connect and negotiate: " + c.error().message;
+        auto ss = (*c)->session_setup(session_setup_options(true, kSession));
+        if (!ss)
+            return "binding SESSION_SETUP: " + ss.error().message;
+        // idle for four and a half intervals, answering what comes
+        auto until = std::chrono::steady_clock::now() + 4500ms;
+        while (std::chrono::steady_clock::now() < until && (*c)->connected()) {
+            (*c)->poll_events();
+            std::this_thread::sleep_for(50ms);
+        }
+        requests = (*c)->observed().keepalive_requests;
+        if (std::string e = echo_once(**c, 0, 4096); !e.empty())
+            return "after idling: " + e;
+        (*c)->close();
+        return "";
+    });
+    ASSERT_TRUE(smbd.serve_peer(client)) << describe(smbd.master_events());
+    EXPECT_EQ(verdict(client), "");
+    EXPECT_GE(requests, 2u) << "keepalive requests the client saw";
+    EXPECT_GE(delta("keepalives_sent"), 2);
+    EXPECT_EQ(delta("disconnect_keepalive_timeout"), 0);
+    ASSERT_EQ(smbd.disconnects().size(), 1u);
+    EXPECT_EQ(smbd.disconnects().begin()->second, SMBD_REASON_PEER);
+}
+
+TEST_F(Keepalive, ClientThatIgnoresKeepalivesIsDisconnectedForIt)
+{
+    Smbd smbd(keepalive_params(), false, {kSession});
+    smbd::client::RunOptions opt;
+    opt.addr = server_addr();
+    opt.connect = PeerOptions::default_connect();
+    opt.smb2 = PeerOptions::default_smb2();
+    opt.bind = true;
+    opt.bind_session = kSession;
+    opt.hostile = smbd::client::Hostile::ignore_keepalive;
+    opt.wait = 10s;
+    smbd::client::RunReport report;
+    auto client = peer([&] {
+        report = smbd::client::run(opt);
+        return report.ok ? std::string() : report.outcome;
+    });
+    ASSERT_TRUE(smbd.serve_peer(client)) << describe(smbd.master_events());
+    EXPECT_EQ(verdict(client), "");
+    ASSERT_EQ(smbd.disconnects().size(), 1u) << describe(smbd.master_events());
+    EXPECT_EQ(smbd.disconnects().begin()->second, SMBD_REASON_KEEPALIVE_TIMEOUT)
+        << describe(smbd.master_events());
+    EXPECT_EQ(delta("disconnect_keepalive_timeout"), 1);
+    EXPECT_GE(delta("keepalives_sent"), 1);
+}
+
+} // namespace
+} // namespace scenario
