@@ -277,14 +277,36 @@ void smbd_conn_put(struct smbd_conn *conn)
 	kref_put(&conn->ref, smbd_conn_release);
 }
 
+/* Run the timer at the earliest deadline: phase or keepalive, or credits. */
+void smbd_conn_rearm_locked(struct smbd_conn *conn)
+{
+	unsigned long next = conn->deadline, now = jiffies;
+
+	if (conn->state == SMBD_CONN_DISCONNECTING)
+		return;
+	if (conn->stall_since) {
+		unsigned long stall = conn->stall_since +
+			msecs_to_jiffies(conn->params->keepalive_timeout_ms);
+
+		if (time_before(stall, next))
+			next = stall;
+	}
+	mod_delayed_work(smbd_wq, &conn->timer_work,
+			 time_after(next, now) ? next - now : 0);
+}
+
+void smbd_conn_set_deadline_locked(struct smbd_conn *conn, u32 ms)
+{
+	conn->deadline = jiffies + msecs_to_jiffies(ms);
+	smbd_conn_rearm_locked(conn);
+}
+
 void smbd_conn_arm_timer(struct smbd_conn *conn, u32 ms)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&conn->lock, flags);
-	if (conn->state < SMBD_CONN_DISCONNECTING)
-		mod_delayed_work(smbd_wq, &conn->timer_work,
-				 msecs_to_jiffies(ms));
+	smbd_conn_set_deadline_locked(conn, ms);
 	spin_unlock_irqrestore(&conn->lock, flags);
 }
 
@@ -315,41 +337,35 @@ static void smbd_conn_timer(struct work_struct *work)
 	struct smbd_conn *conn = container_of(to_delayed_work(work),
 					      struct smbd_conn, timer_work);
 	const struct smbd_params *p = conn->params;
-	unsigned long flags, deadline;
+	unsigned long flags, now = jiffies;
+	bool expired;
 	u32 reason = 0;
 
 	spin_lock_irqsave(&conn->lock, flags);
-	switch (conn->state) {
-	case SMBD_CONN_NEGOTIATE:
-	case SMBD_CONN_SMB2_NEGOTIATE:
-	case SMBD_CONN_SESSION_SETUP:
-		reason = SMBD_REASON_NEGOTIATE_TIMEOUT;
-		break;
-	case SMBD_CONN_OFFERED:
+	expired = time_after_eq(now, conn->deadline);
+	if (conn->state == SMBD_CONN_DISCONNECTING) {
+		spin_unlock_irqrestore(&conn->lock, flags);
+		return;
+	}
+	if (conn->stall_since &&
+	    time_after_eq(now, conn->stall_since +
+				msecs_to_jiffies(p->keepalive_timeout_ms))) {
+		/* a send waits for credits the peer does not grant */
+		reason = SMBD_REASON_CREDIT_TIMEOUT;
+	} else if (!expired) {
+		smbd_conn_rearm_locked(conn);
+	} else if (conn->state == SMBD_CONN_OFFERED) {
 		reason = SMBD_REASON_ACCEPT_TIMEOUT;
-		break;
-	case SMBD_CONN_OWNED:
-		if (conn->stall_since) {
-			/* a send waits for credits the peer does not grant */
-			deadline = conn->stall_since +
-				   msecs_to_jiffies(p->keepalive_timeout_ms);
-			if (time_after_eq(jiffies, deadline))
-				reason = SMBD_REASON_CREDIT_TIMEOUT;
-			else
-				mod_delayed_work(smbd_wq, &conn->timer_work,
-						 deadline - jiffies);
-		} else if (conn->keepalive != SMBD_KEEPALIVE_NONE) {
-			reason = SMBD_REASON_KEEPALIVE_TIMEOUT;
-		} else {
-			conn->keepalive = SMBD_KEEPALIVE_PENDING;
-			conn->immediate = true;
-			mod_delayed_work(smbd_wq, &conn->timer_work,
-					 msecs_to_jiffies(p->keepalive_timeout_ms));
-			queue_work(smbd_wq, &conn->send_work);
-		}
-		break;
-	case SMBD_CONN_DISCONNECTING:
-		break;
+	} else if (conn->state != SMBD_CONN_OWNED) {
+		reason = SMBD_REASON_NEGOTIATE_TIMEOUT;
+	} else if (conn->keepalive != SMBD_KEEPALIVE_NONE) {
+		reason = SMBD_REASON_KEEPALIVE_TIMEOUT;
+	} else {
+		/* idle: the next message asks for a response */
+		conn->keepalive = SMBD_KEEPALIVE_PENDING;
+		conn->immediate = true;
+		smbd_conn_set_deadline_locked(conn, p->keepalive_timeout_ms);
+		queue_work(smbd_wq, &conn->send_work);
 	}
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (reason)

@@ -193,22 +193,6 @@ static u32 smbd_data_error_reason(enum smbd_proto_error err)
 	}
 }
 
-static void smbd_recv_arm_keepalive_locked(struct smbd_conn *conn)
-{
-	unsigned long delay;
-
-	conn->keepalive = SMBD_KEEPALIVE_NONE;
-	delay = msecs_to_jiffies(conn->params->keepalive_interval_ms);
-	if (conn->stall_since) {
-		unsigned long deadline = conn->stall_since +
-			msecs_to_jiffies(conn->params->keepalive_timeout_ms);
-
-		delay = time_after(deadline, jiffies) ?
-			min(delay, deadline - jiffies) : 0;
-	}
-	mod_delayed_work(smbd_wq, &conn->timer_work, delay);
-}
-
 /* A whole PDU: to the owner, or held until there is one. */
 static void smbd_recv_deliver(struct smbd_conn *conn, u8 *data, u32 len)
 {
@@ -265,8 +249,12 @@ static u32 smbd_recv_data(struct smbd_conn *conn, struct smbd_recv_io *io)
 	if (!err) {
 		if (hdr.flags & SMBD_FLAG_RESPONSE_REQUESTED)
 			conn->immediate = true;
-		if (conn->state == SMBD_CONN_OWNED)
-			smbd_recv_arm_keepalive_locked(conn);
+		if (conn->state == SMBD_CONN_OWNED) {
+			/* the peer is alive: the idle interval starts over */
+			conn->keepalive = SMBD_KEEPALIVE_NONE;
+			smbd_conn_set_deadline_locked(
+				conn, conn->params->keepalive_interval_ms);
+		}
 	}
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (err)

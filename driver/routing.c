@@ -262,22 +262,24 @@ int smbd_ioctl_accept(struct smbd_file *file, void *cmd)
 	if (a->flags)
 		return -EINVAL;
 	mutex_lock(&smbd_lock);
+	/* permission before existence: others cannot probe for tokens */
+	if (smbd_listener && !uid_eq(current_euid(), smbd_listener->owner)) {
+		ret = -EPERM;
+		goto out;
+	}
 	list_for_each_entry(conn, &smbd_offers, offer_node) {
 		if (!crypto_memneq(conn->token, a->token, sizeof(a->token))) {
 			found = conn;
 			break;
 		}
 	}
-	if (!found) {
-		ret = -ENOENT;
-	} else if (!smbd_listener ||
-		   !uid_eq(current_euid(), smbd_listener->owner)) {
-		ret = -EPERM;
-	} else {
+	ret = -ENOENT;
+	if (found) {
 		ret = smbd_adopt(found, file, SMBD_CHANNEL_ACCEPTED);
 		if (!ret)
 			a->out_conn_id = found->id;
 	}
+out:
 	mutex_unlock(&smbd_lock);
 	return ret;
 }

@@ -119,8 +119,7 @@ static void smbd_send_stall_locked(struct smbd_conn *conn)
 		return;
 	conn->stall_since = jiffies ?: 1;
 	smbd_count(SMBD_CNT_CREDIT_STALLS, 1);
-	mod_delayed_work(smbd_wq, &conn->timer_work,
-			 msecs_to_jiffies(conn->params->keepalive_timeout_ms));
+	smbd_conn_rearm_locked(conn);
 }
 
 /* Send one message if there is something to send and it may go. */
@@ -301,28 +300,33 @@ static int smbd_send_entry_validate(const struct smbd_send_entry *e)
 	return 0;
 }
 
-/* Copy the entry's iovecs into one kernel PDU. */
-static int smbd_send_copy_pdu(struct smbd_conn *conn,
-			      const struct smbd_send_entry *e,
-			      struct smbd_pdu_out **out)
+/* The entry's iovecs and the PDU length they make (1..max). */
+static int smbd_send_read_iovs(const struct smbd_send_entry *e,
+			       struct smbd_iovec *iov, u64 *total)
 {
-	struct smbd_iovec iov[SMBD_MAX_IOVS];
-	struct smbd_pdu_out *pdu;
-	u64 total = 0;
-	u32 i, off = 0;
+	u32 i;
 
 	if (copy_from_user(iov, u64_to_user_ptr(e->iov_ptr),
 			   e->iov_count * sizeof(iov[0])))
 		return -EFAULT;
+	*total = 0;
 	for (i = 0; i < e->iov_count; i++) {
 		if (iov[i].len > SMBD_MAX_PDU_SIZE)
 			return -EMSGSIZE;
-		total += iov[i].len;
+		*total += iov[i].len;
 	}
-	if (total == 0)
+	if (*total == 0)
 		return -EINVAL;
-	if (total > conn->cp.max_fragmented_send_size)
-		return -EMSGSIZE;
+	return *total > SMBD_MAX_PDU_SIZE ? -EMSGSIZE : 0;
+}
+
+/* Copy the PDU into kernel memory: the caller may reuse its buffers. */
+static int smbd_send_gather(const struct smbd_send_entry *e,
+			    const struct smbd_iovec *iov, u32 total,
+			    struct smbd_pdu_out **out)
+{
+	struct smbd_pdu_out *pdu;
+	u32 i, off = 0;
 
 	pdu = smbd_pdu_out_alloc(total);
 	if (!pdu)
@@ -345,21 +349,29 @@ static int smbd_send_copy_pdu(struct smbd_conn *conn,
 static int smbd_send_entry(struct smbd_file *file,
 			   const struct smbd_send_entry *e)
 {
+	struct smbd_iovec iov[SMBD_MAX_IOVS];
 	struct smbd_pdu_out *pdu;
 	struct smbd_conn *conn;
+	u64 total;
 	int ret;
 
 	ret = smbd_send_entry_validate(e);
+	if (!ret)
+		ret = smbd_send_read_iovs(e, iov, &total);
 	if (ret)
 		return ret;
 	conn = smbd_file_conn(file, e->conn_id);
 	if (!conn)
 		return -ENOENT;
-	ret = smbd_send_copy_pdu(conn, e, &pdu);
-	if (!ret) {
-		ret = smbd_send_queue_pdu(conn, pdu);
-		if (ret)
-			smbd_pdu_out_free(pdu);
+	if (total > conn->cp.max_fragmented_send_size) {
+		ret = -EMSGSIZE;
+	} else {
+		ret = smbd_send_gather(e, iov, total, &pdu);
+		if (!ret) {
+			ret = smbd_send_queue_pdu(conn, pdu);
+			if (ret)
+				smbd_pdu_out_free(pdu);
+		}
 	}
 	smbd_conn_put(conn);
 	return ret;

@@ -160,6 +160,7 @@ struct smbd_conn {
 	bool immediate;		/* an empty message is due */
 	enum smbd_keepalive keepalive;
 	unsigned long stall_since;	/* jiffies; 0: not waiting for credits */
+	unsigned long deadline;		/* negotiate/accept, or keepalive */
 
 	/* routing (under smbd_lock except owner, read under lock) */
 	struct smbd_file *owner;
@@ -188,6 +189,8 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 void smbd_conn_fail(struct smbd_conn *conn, u32 reason);
 void smbd_conn_put(struct smbd_conn *conn);
 void smbd_conn_arm_timer(struct smbd_conn *conn, u32 ms);
+void smbd_conn_set_deadline_locked(struct smbd_conn *conn, u32 ms);
+void smbd_conn_rearm_locked(struct smbd_conn *conn);
 void smbd_conn_established(struct smbd_conn *conn);
 void smbd_conns_shutdown(void);
 extern struct xarray smbd_conns;

@@ -1,0 +1,188 @@
+// The rules every /dev/smbd command shares (size, flags, reserved fields,
+// ioctl numbers) and GET_INFO, run in the guest against the real module.
+#include <linux/smbd.h>
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstring>
+#include <sys/ioctl.h>
+
+#include "commands.h"
+#include "guest.h"
+
+namespace guest {
+namespace {
+
+TEST(GetInfo, ReportsAbiAndLimits)
+{
+    smbd_info info = device_info();
+    EXPECT_EQ(info.size, sizeof(info));
+    EXPECT_EQ(info.out_abi_version, SMBD_ABI_VERSION);
+    EXPECT_EQ(info.out_port, 5445u);
+    EXPECT_EQ(info.out_pool_buffers, 64u);
+    EXPECT_EQ(info.out_buffer_size, 1u << 20);
+    EXPECT_EQ(info.out_mmap_size, 64ull << 20);
+    EXPECT_GT(info.out_max_events, 0u);
+    EXPECT_GT(info.out_max_batch, 0u);
+    EXPECT_GT(info.out_max_iovs, 0u);
+    EXPECT_GE(info.out_max_pdu_size, 1u << 20);
+}
+
+TEST(GetInfo, ReportsTheControlPathFeaturesAndNotPoolOrRdma)
+{
+    const uint64_t want = SMBD_FEATURE_SET_PARAMS | SMBD_FEATURE_LISTEN |
+                          SMBD_FEATURE_SESSIONS | SMBD_FEATURE_EVENTS |
+                          SMBD_FEATURE_SEND_PDU |
+                          SMBD_FEATURE_SEND_INVALIDATE |
+                          SMBD_FEATURE_DISCONNECT;
+    EXPECT_EQ(device_info().out_features, want);
+}
+
+TEST(GetInfo, BadPointerIsFault)
+{
+    Device dev = open_device();
+    EXPECT_EQ(dev.raw(SMBD_IOC_GET_INFO, nullptr), EFAULT);
+}
+
+// A newer userspace with a longer struct works while the tail is zero, and
+// the kernel writes nothing past its own struct.
+TEST(GetInfo, LongerStructIsFilledOnlyAsFarAsTheKernelKnows)
+{
+    Device dev = open_device();
+    Request req(smbd_info{}, 64);
+    ASSERT_EQ(dev.raw(SMBD_IOC_GET_INFO, req.data()), 0);
+    smbd_info info;
+    std::memcpy(&info, req.bytes(), sizeof(info));
+    EXPECT_EQ(info.out_abi_version, SMBD_ABI_VERSION);
+    for (size_t i = sizeof(smbd_info); i < sizeof(smbd_info) + 64; i++)
+        EXPECT_EQ(req.bytes()[i], 0) << "kernel wrote past its struct at " << i;
+}
+
+class EveryCommand : public ::testing::TestWithParam<Command> {
+protected:
+    int call(Request &req) { return dev_.raw(GetParam().cmd, req.data()); }
+    Device dev_ = open_device();
+};
+
+TEST_P(EveryCommand, ValidRequestGetsItsResult)
+{
+    Request req = GetParam().request(0);
+    EXPECT_EQ(call(req), GetParam().baseline);
+}
+
+TEST_P(EveryCommand, SizeBelowTheFirstVersionIsInvalid)
+{
+    Request full = GetParam().request(0);
+    uint32_t size;
+    std::memcpy(&size, full.bytes(), 4);
+    for (uint32_t short_size : {0u, 4u, 8u, size - 8, size - 1}) {
+        if (short_size >= size)
+            continue;
+        SCOPED_TRACE(short_size);
+        Request req = GetParam().request(0);
+        req.set_size(short_size);
+        EXPECT_EQ(call(req), EINVAL);
+    }
+}
+
+TEST_P(EveryCommand, UnknownFlagsAreInvalid)
+{
+    for (uint32_t flags : {1u << 0, 1u << 7, 1u << 31}) {
+        SCOPED_TRACE(flags);
+        Request req = GetParam().request(0);
+        req.set_u32(offsetof(smbd_info, flags), flags);
+        EXPECT_EQ(call(req), EINVAL);
+    }
+}
+
+TEST_P(EveryCommand, NonZeroReservedIsInvalid)
+{
+    for (size_t offset : GetParam().reserved) {
+        SCOPED_TRACE(offset);
+        Request req = GetParam().request(0);
+        req.set_u32(offset, 1);
+        EXPECT_EQ(call(req), EINVAL);
+    }
+}
+
+TEST_P(EveryCommand, LongerStructWithZeroTailIsAccepted)
+{
+    Request req = GetParam().request(64);
+    EXPECT_EQ(call(req), GetParam().baseline);
+}
+
+TEST_P(EveryCommand, LongerStructWithNonZeroTailIsTooBig)
+{
+    Request req = GetParam().request(64);
+    uint32_t size;
+    std::memcpy(&size, req.bytes(), 4);
+    req.bytes()[size - 1] = 1;
+    EXPECT_EQ(call(req), E2BIG);
+}
+
+TEST_P(EveryCommand, BadPointerIsFault)
+{
+    EXPECT_EQ(dev_.raw(GetParam().cmd, reinterpret_cast<void *>(kBadPointer)),
+              EFAULT);
+}
+
+// The number carries neither size nor direction: sizes live in the structs.
+TEST_P(EveryCommand, OtherIoctlEncodingsAreNotTty)
+{
+    const unsigned nr = _IOC_NR(GetParam().cmd);
+    const unsigned long encodings[] = {
+        _IOR(SMBD_IOCTL_TYPE, nr, smbd_info),
+        _IOW(SMBD_IOCTL_TYPE, nr, smbd_info),
+        _IOWR(SMBD_IOCTL_TYPE, nr, smbd_info),
+        _IOWR(SMBD_IOCTL_TYPE, nr, __u64),
+        _IO('x', nr),
+        _IO(SMBD_IOCTL_TYPE + 1, nr),
+    };
+    for (unsigned long cmd : encodings) {
+        SCOPED_TRACE(cmd);
+        Request req = GetParam().request(0);
+        EXPECT_EQ(dev_.raw(cmd, req.data()), ENOTTY);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ioctl, EveryCommand,
+                         ::testing::ValuesIn(offered_commands()),
+                         [](const auto &info) { return info.param.name; });
+
+TEST(Ioctl, UnknownCommandsAreNotTty)
+{
+    Device dev = open_device();
+    Request req(smbd_info{}, 256);
+    const unsigned nrs[] = {0, SMBD_CMD_BASE - 1, SMBD_CMD_DISCONNECT + 1,
+                            0xff};
+    for (unsigned nr : nrs) {
+        SCOPED_TRACE(nr);
+        EXPECT_EQ(dev.raw(_IO(SMBD_IOCTL_TYPE, nr), req.data()), ENOTTY);
+    }
+}
+
+// GET_MEM_PARAMS and RDMA_RW come with the pool: until their feature bits
+// are reported, they are not offered.
+TEST(Ioctl, PoolAndRdmaCommandsAreNotTtyWithoutTheirFeatures)
+{
+    smbd_info info = device_info();
+    ASSERT_FALSE(info.out_features & SMBD_FEATURE_POOL);
+    ASSERT_FALSE(info.out_features & SMBD_FEATURE_RDMA_RW);
+    Device dev = open_device();
+    smbd_mem_params mem{};
+    mem.size = sizeof(mem);
+    EXPECT_EQ(dev.raw(SMBD_IOC_GET_MEM_PARAMS, &mem), ENOTTY);
+    smbd_rw_op op{};
+    op.conn_id = 1;
+    op.direction = SMBD_RW_WRITE_TO_PEER;
+    smbd_rdma_rw rw{};
+    rw.size = sizeof(rw);
+    rw.count = 1;
+    rw.op_size = sizeof(op);
+    rw.ops_ptr = reinterpret_cast<uintptr_t>(&op);
+    EXPECT_EQ(dev.raw(SMBD_IOC_RDMA_RW, &rw), ENOTTY);
+}
+
+} // namespace
+} // namespace guest

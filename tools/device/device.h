@@ -1,0 +1,135 @@
+// A thin C++ wrapper of /dev/smbd with raw ioctls, for the tools and the
+// guest tests. Every call returns 0 or the errno of the ioctl, so that tests
+// can assert the exact error the ABI documents.
+#ifndef SMBD_TOOLS_DEVICE_H
+#define SMBD_TOOLS_DEVICE_H
+
+#include <linux/smbd.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace smbd::device {
+
+// What SET_PARAMS carries, in C++ types; to_uapi() builds the ioctl struct.
+struct Params {
+    uint32_t receive_credit_max;
+    uint32_t send_credit_target;
+    uint32_t max_send_size;
+    uint32_t max_receive_size;
+    uint32_t max_fragmented_size;
+    uint32_t max_read_write_size;
+    uint32_t keepalive_interval_ms;
+    uint32_t keepalive_timeout_ms;
+    uint32_t negotiate_timeout_ms;
+    uint32_t accept_timeout_ms;
+    std::array<uint8_t, SMBD_GUID_SIZE> server_guid;
+    uint32_t capabilities;
+    uint32_t security_mode;
+    uint32_t min_dialect;
+    uint32_t max_dialect;
+    uint32_t max_transact_size;
+    uint32_t max_read_size;
+    uint32_t max_write_size;
+    uint32_t policy_flags;
+    std::vector<uint16_t> ciphers;
+    std::vector<uint16_t> signing_algorithms;
+    std::vector<uint8_t> sec_blob;
+
+    // The struct as the kernel reads it; sec_blob_ptr points into this
+    // object, which must outlive the ioctl. More than SMBD_MAX_ALGORITHMS
+    // ids are cut off but counted, so the kernel sees the bad count.
+    smbd_set_params to_uapi() const;
+};
+
+// The values a Linux cifs client meets in practice and Samba would offer.
+Params default_params();
+
+// One event of GET_EVENTS with its data copied out.
+struct Event {
+    smbd_event raw;
+    std::vector<uint8_t> data;
+
+    uint32_t type() const { return raw.type; }
+    uint64_t conn_id() const { return raw.conn_id; }
+    // NEW_CHANNEL: the three messages the driver delivers back to back;
+    // empty spans when the lengths do not add up to the data.
+    std::span<const uint8_t> negotiate_request() const;
+    std::span<const uint8_t> negotiate_response() const;
+    std::span<const uint8_t> session_setup() const;
+};
+
+// One PDU of SEND_PDU: its pieces are concatenated by the kernel.
+struct SendEntry {
+    uint64_t conn_id = 0;
+    uint64_t user_data = 0;
+    std::vector<std::span<const uint8_t>> iov;
+    uint32_t flags = 0;
+    uint32_t invalidate_token = 0;
+};
+
+class Device {
+public:
+    struct Closed {};
+    static constexpr Closed closed{};
+
+    // Opens /dev/smbd; ok() tells whether it worked, error() why not.
+    explicit Device(int open_flags = 0);
+    explicit Device(Closed) {}
+    ~Device();
+    Device(Device &&other) noexcept;
+    Device &operator=(Device &&other) noexcept;
+    Device(const Device &) = delete;
+    Device &operator=(const Device &) = delete;
+
+    bool ok() const { return fd_ >= 0; }
+    int error() const { return open_errno_; }
+    int fd() const { return fd_; }
+    void close();
+
+    // Any command with any argument: what the validation tests use.
+    int raw(unsigned long cmd, void *arg);
+
+    int info(smbd_info &out);
+    int set_params(const Params &p);
+    int listen();
+    int accept(std::span<const uint8_t, SMBD_TOKEN_SIZE> token,
+               uint64_t &conn_id);
+    int register_session(uint64_t session_id);
+    int unregister_session(uint64_t session_id);
+    // Appends up to max_events events; data_len is the data area offered.
+    // With EMSGSIZE, *data_needed (if given) is what the first event needs.
+    int get_events(std::vector<Event> &out, uint32_t max_events = 64,
+                   uint32_t data_len = 1u << 20,
+                   uint32_t *data_needed = nullptr);
+    // done: entries the kernel accepted (out_done).
+    int send_pdu(std::span<const SendEntry> entries, uint32_t *done = nullptr);
+    int send_pdu(uint64_t conn_id, std::span<const uint8_t> pdu);
+    int disconnect(uint64_t conn_id);
+    // poll() revents for POLLIN within timeout_ms, or -errno.
+    int poll_in(int timeout_ms);
+
+private:
+    int fd_ = -1;
+    int open_errno_ = 0;
+};
+
+// Driver counters under /sys/class/misc/smbd/counters.
+inline constexpr std::string_view counters_dir =
+    "/sys/class/misc/" SMBD_DEVICE_NAME "/counters";
+// Every counter name the driver exports.
+std::vector<std::string> counter_names();
+// The value of one counter; nullopt if absent or not one decimal number.
+std::optional<uint64_t> read_counter(std::string_view name);
+
+const char *event_name(uint32_t type);
+const char *reason_name(uint32_t reason);
+
+} // namespace smbd::device
+
+#endif // SMBD_TOOLS_DEVICE_H

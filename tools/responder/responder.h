@@ -1,0 +1,107 @@
+// The smbd side of the tests: behaves on /dev/smbd as patched Samba would.
+// The master opens the device, sets the parameters, listens and forks a child
+// per NEW_CONNECTION; the child claims the connection by its token, answers
+// the SESSION_SETUP with a new SessionId it registers, and echoes every PDU
+// back as a response. Runs in a thread of a test or as smbdirect-responder.
+#ifndef SMBD_TOOLS_RESPONDER_H
+#define SMBD_TOOLS_RESPONDER_H
+
+#include "device.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace smbd::responder {
+
+struct Options {
+    device::Params params = device::default_params();
+    bool listen = true;
+    // serve accepted connections in a forked child each (as smbd does)
+    bool fork = true;
+    // SessionIds the master registers itself, for flow 1 without flow 2
+    std::vector<uint64_t> register_sessions;
+    // stop after this many connections ended (0: until stop())
+    unsigned connections = 0;
+    // where the plain-words log goes; nullptr: nowhere
+    std::FILE *log = stdout;
+};
+
+// What one process of the responder saw and did.
+struct Summary {
+    uint64_t connections_offered = 0;	// NEW_CONNECTION
+    uint64_t children = 0;		// forked to claim one
+    uint64_t accepted = 0;		// NEW_CHANNEL after ACCEPT (flow 2)
+    uint64_t bound = 0;			// NEW_CHANNEL by SessionId (flow 1)
+    uint64_t sessions = 0;		// SessionIds registered
+    uint64_t pdus_received = 0;
+    uint64_t bytes_received = 0;
+    uint64_t pdus_sent = 0;
+    uint64_t bytes_sent = 0;
+    uint64_t send_errors = 0;
+    uint64_t disconnected = 0;		// DISCONNECTED on this process's file
+    // connections ended: DISCONNECTED here, and each child that exited
+    // (for the connection it claimed)
+    uint64_t ended = 0;
+    std::map<std::string, uint64_t> reasons;
+};
+
+class Responder {
+public:
+    explicit Responder(Options opts);
+    ~Responder();
+    Responder(const Responder &) = delete;
+    Responder &operator=(const Responder &) = delete;
+
+    // Opens /dev/smbd, SET_PARAMS, LISTEN unless told not to, and the
+    // --register sessions. 0 or the errno of the step that failed.
+    int start();
+    // Serves until stop() or until opts.connections connections ended;
+    // then stops its children. 0, or the errno that ended it.
+    int run();
+    // Makes run() return; async-signal-safe.
+    void stop();
+
+    // Valid once run() returned (or from the thread that runs it).
+    const Summary &summary() const { return summary_; }
+    void print_summary() const;
+
+private:
+    struct Send {
+        uint64_t conn_id;
+        std::vector<uint8_t> pdu;
+    };
+
+    int serve();
+    int drain_events();
+    void handle(const device::Event &ev);
+    void on_new_connection(const device::Event &ev);
+    void on_new_channel(const device::Event &ev);
+    void on_disconnected(const device::Event &ev);
+    void flush_sends();
+    void serve_child(const uint8_t *token);
+    void reap_children(bool wait);
+    bool finished() const;
+    uint64_t new_session_id();
+    void log(const char *fmt, ...) const
+        __attribute__((format(printf, 2, 3)));
+
+    Options opts_;
+    device::Device dev_{device::Device::closed};
+    int stop_fd_ = -1;
+    bool child_ = false;
+    uint32_t max_batch_ = 1;
+    uint32_t data_len_ = 1u << 20;
+    uint64_t next_session_ = 0;
+    std::set<uint64_t> live_;		// connections owned by this file
+    std::set<int> children_;
+    std::vector<Send> pending_;
+    Summary summary_;
+};
+
+} // namespace smbd::responder
+
+#endif // SMBD_TOOLS_RESPONDER_H
