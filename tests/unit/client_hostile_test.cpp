@@ -1,0 +1,64 @@
+// Hostile modes: names round-trip, and each names the reason the driver
+// should record.
+#include <gtest/gtest.h>
+
+#include <linux/smbd.h>
+
+#include <set>
+#include <string>
+
+#include "hostile.h"
+
+using namespace smbd::client;
+
+namespace {
+
+TEST(ClientHostile, NamesRoundTrip)
+{
+    std::set<std::string> names;
+    for (const auto &m : hostile_modes()) {
+        EXPECT_EQ(parse_hostile(m.name), m.mode) << m.name;
+        EXPECT_EQ(hostile_info(m.mode).name, m.name);
+        EXPECT_FALSE(m.rule.empty()) << m.name;
+        EXPECT_TRUE(names.insert(std::string(m.name)).second) << m.name;
+    }
+    EXPECT_EQ(names.size(), size_t(Hostile::first_not_negotiate) + 1);
+}
+
+TEST(ClientHostile, UnknownNameRefused)
+{
+    EXPECT_FALSE(parse_hostile("negotiate").has_value());
+    EXPECT_FALSE(parse_hostile("").has_value());
+    EXPECT_FALSE(parse_hostile("FLOOD").has_value());
+}
+
+TEST(ClientHostile, ExpectedReasons)
+{
+    const std::pair<const char *, uint32_t> want[] = {
+        {"negotiate-version", SMBD_REASON_BAD_NEGOTIATE},
+        {"negotiate-short", SMBD_REASON_BAD_NEGOTIATE},
+        {"negotiate-credits-zero", SMBD_REASON_BAD_NEGOTIATE},
+        {"negotiate-small-receive", SMBD_REASON_BAD_NEGOTIATE},
+        {"negotiate-small-fragmented", SMBD_REASON_BAD_NEGOTIATE},
+        {"offset-past-buffer", SMBD_REASON_BAD_MESSAGE},
+        {"offset-unaligned", SMBD_REASON_BAD_MESSAGE},
+        {"data-credits-zero", SMBD_REASON_BAD_MESSAGE},
+        {"remaining-over-limit", SMBD_REASON_BAD_REASSEMBLY},
+        {"send-without-credit", SMBD_REASON_CREDIT_VIOLATION},
+        {"never-grant", SMBD_REASON_CREDIT_TIMEOUT},
+        {"stall-negotiate", SMBD_REASON_NEGOTIATE_TIMEOUT},
+        {"stall-smb2", SMBD_REASON_NEGOTIATE_TIMEOUT},
+        {"mid-fragment-disconnect", SMBD_REASON_PEER},
+        {"ignore-keepalive", SMBD_REASON_KEEPALIVE_TIMEOUT},
+        {"flood", SMBD_REASON_PEER},
+        {"bad-smb2-negotiate", SMBD_REASON_BAD_SMB2},
+        {"first-not-negotiate", SMBD_REASON_BAD_SMB2},
+    };
+    for (const auto &[name, reason] : want) {
+        auto m = parse_hostile(name);
+        ASSERT_TRUE(m.has_value()) << name;
+        EXPECT_EQ(hostile_info(*m).reason, reason) << name;
+    }
+}
+
+} // namespace

@@ -1,0 +1,288 @@
+// smbdirect-client: connect to an SMB Direct server like a Windows client,
+// negotiate, set up or bind a session, send PDUs and check their echoes; or
+// break one rule (--hostile) and check that the server disconnects.
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "run.h"
+
+using namespace smbd::client;
+
+namespace {
+
+void usage(FILE *out)
+{
+    std::fprintf(out,
+        "usage: smbdirect-client --addr ADDR [options]\n"
+        "  --addr ADDR            server address (IPv4/IPv6 or name)\n"
+        "  --port PORT            SMB Direct port (default 5445)\n"
+        "  --dialects LIST        SMB2 dialects offered, e.g. 0300,0302,0311 (default)\n"
+        "  --new                  new session: SESSION_SETUP with SessionId 0 (default)\n"
+        "  --bind SESSIONID       binding SESSION_SETUP to SESSIONID (0x... or decimal)\n"
+        "  --pdus N               echoed PDUs after SESSION_SETUP (default 1)\n"
+        "  --size BYTES           bytes per PDU, SMB2 header included (default 4096)\n"
+        "  --posix                offer the POSIX extensions context (3.1.1)\n"
+        "  --hostile MODE         break one rule; --list-hostile shows the modes\n"
+        "  --wait SECONDS         wait for a provoked disconnect (default 30)\n"
+        "  --timeout SECONDS      wait for each answer or credit (default 10)\n"
+        "  --receive-credits N    receives posted, CreditsRequested bound (default 255)\n"
+        "  --send-credits N       CreditsRequested (default 255)\n"
+        "  --send-size BYTES      PreferredSendSize (default 1364)\n"
+        "  --receive-size BYTES   MaxReceiveSize (default 8192)\n"
+        "  --fragmented-size B    MaxFragmentedSize (default 1048576)\n"
+        "  --quiet                print only the outcome\n"
+        "  --json                 print one JSON object\n"
+        "exit status: 0 when the expected outcome happened, 1 when not, 2 on usage errors\n");
+}
+
+void list_hostile()
+{
+    for (const auto &m : hostile_modes())
+        std::printf("%-28s SMBD_REASON_%-18s %.*s\n", std::string(m.name).c_str(),
+                    std::string(m.reason_name).c_str(), int(m.rule.size()),
+                    m.rule.data());
+}
+
+bool parse_u64(const char *s, uint64_t max, uint64_t &out)
+{
+    char *end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(s, &end, 0);
+    if (errno || end == s || *end || v > max || s[0] == '-')
+        return false;
+    out = v;
+    return true;
+}
+
+bool parse_dialects(std::string_view list, std::vector<uint16_t> &out)
+{
+    out.clear();
+    while (!list.empty()) {
+        size_t comma = list.find(',');
+        auto d = parse_dialect(list.substr(0, comma));
+        if (!d)
+            return false;
+        out.push_back(*d);
+        list = comma == list.npos ? std::string_view() : list.substr(comma + 1);
+    }
+    return !out.empty();
+}
+
+std::string json_string(std::string_view s)
+{
+    std::string out = "\"";
+    for (char ch : s) {
+        if (ch == '"' || ch == '\\') {
+            out += '\\';
+            out += ch;
+        } else if (uint8_t(ch) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof(buf), "\\u%04x", ch);
+            out += buf;
+        } else {
+            out += ch;
+        }
+    }
+    return out + "\"";
+}
+
+std::string ended_text(const RunReport &r)
+{
+    if (r.observed.peer_disconnected)
+        return "the server disconnected";
+    if (r.observed.closed_locally)
+        return "the client disconnected";
+    return "never connected";
+}
+
+void print_json(const RunReport &r)
+{
+    const auto &o = r.observed;
+    const auto &h = hostile_info(r.hostile);
+    std::printf("{\"ok\":%s,\"outcome\":%s,\"hostile\":%s,\"expected_reason\":%s,",
+                r.ok ? "true" : "false", json_string(r.outcome).c_str(),
+                json_string(h.name).c_str(),
+                json_string("SMBD_REASON_" + std::string(h.reason_name)).c_str());
+    std::printf("\"device\":%s,\"elapsed_ms\":%lld,\"ended\":%s,",
+                json_string(r.device).c_str(), (long long)r.elapsed.count(),
+                json_string(ended_text(r)).c_str());
+    if (r.smbd_negotiated)
+        std::printf("\"smbd\":{\"credits_granted\":%u,\"credits_requested\":%u,"
+                    "\"max_read_write_size\":%u,\"preferred_send_size\":%u,"
+                    "\"max_receive_size\":%u,\"max_fragmented_size\":%u,"
+                    "\"max_send_size\":%u,\"receive_credit_target\":%u},",
+                    r.smbd.credits_granted, r.smbd.credits_requested,
+                    r.smbd.max_read_write_size, r.smbd.preferred_send_size,
+                    r.smbd.max_receive_size, r.smbd.max_fragmented_size,
+                    r.params.max_send_size, r.params.receive_credit_target);
+    if (r.smb2)
+        std::printf("\"smb2\":{\"dialect\":\"%s\",\"capabilities\":%u,"
+                    "\"security_mode\":%u,\"max_read_size\":%u,"
+                    "\"max_write_size\":%u,\"security_blob_len\":%zu},",
+                    dialect_text(r.smb2->dialect).c_str(), r.smb2->capabilities,
+                    r.smb2->security_mode, r.smb2->max_read_size,
+                    r.smb2->max_write_size, r.smb2->security_blob.size());
+    std::printf("\"session_id\":%llu,\"pdus_verified\":%u,"
+                "\"pdus_sent\":%llu,\"pdus_received\":%llu,"
+                "\"bytes_sent\":%llu,\"bytes_received\":%llu,"
+                "\"messages_sent\":%llu,\"messages_received\":%llu,"
+                "\"credits_granted\":%llu,\"credits_received\":%llu,"
+                "\"credit_waits\":%llu,\"keepalive_requests\":%u,"
+                "\"keepalive_answers\":%u,\"peer_disconnected\":%s}\n",
+                (unsigned long long)r.session_id, r.pdus_verified,
+                (unsigned long long)o.pdus_sent, (unsigned long long)o.pdus_received,
+                (unsigned long long)o.bytes_sent, (unsigned long long)o.bytes_received,
+                (unsigned long long)o.messages_sent,
+                (unsigned long long)o.messages_received,
+                (unsigned long long)o.credits_granted,
+                (unsigned long long)o.credits_received,
+                (unsigned long long)o.credit_waits, o.keepalive_requests,
+                o.keepalive_answers, o.peer_disconnected ? "true" : "false");
+}
+
+void print_summary(const RunReport &r)
+{
+    const auto &o = r.observed;
+    std::printf("%s: %s\n", r.ok ? "OK" : "FAILED", r.outcome.c_str());
+    std::printf("traffic: %llu PDUs (%llu bytes) sent, %llu PDUs (%llu bytes) "
+                "received, in %llu and %llu SMB Direct messages (%llu and %llu "
+                "without data)\n",
+                (unsigned long long)o.pdus_sent, (unsigned long long)o.bytes_sent,
+                (unsigned long long)o.pdus_received,
+                (unsigned long long)o.bytes_received,
+                (unsigned long long)o.messages_sent,
+                (unsigned long long)o.messages_received,
+                (unsigned long long)o.empty_sent, (unsigned long long)o.empty_received);
+    std::printf("credits: granted %llu to the server, received %llu from it; "
+                "%llu sends waited for a credit; at the end %u send credits held, "
+                "%u receives posted (%u granted)\n",
+                (unsigned long long)o.credits_granted,
+                (unsigned long long)o.credits_received,
+                (unsigned long long)o.credit_waits, r.credits.send_credits,
+                r.credits.recv_posted, r.credits.recv_granted);
+    std::printf("keepalive: %u requests from the server, %u answered\n",
+                o.keepalive_requests, o.keepalive_answers);
+    std::printf("end: %s after %lld ms\n", ended_text(r).c_str(),
+                (long long)r.elapsed.count());
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    RunOptions opt;
+    bool quiet = false, json = false, have_addr = false;
+    for (int i = 1; i < argc; i++) {
+        std::string_view a = argv[i];
+        auto value = [&]() -> const char * {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "smbdirect-client: %s needs a value\n", argv[i]);
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        auto number = [&](uint64_t max) -> uint64_t {
+            const char *name = argv[i];
+            const char *v = value();
+            uint64_t n;
+            if (!parse_u64(v, max, n)) {
+                std::fprintf(stderr, "smbdirect-client: %s: '%s' is not a number "
+                                     "up to %llu\n", name, v, (unsigned long long)max);
+                std::exit(2);
+            }
+            return n;
+        };
+        if (a == "--help" || a == "-h") {
+            usage(stdout);
+            return 0;
+        } else if (a == "--list-hostile") {
+            list_hostile();
+            return 0;
+        } else if (a == "--addr") {
+            opt.addr = value();
+            have_addr = true;
+        } else if (a == "--port") {
+            opt.port = uint16_t(number(65535));
+        } else if (a == "--dialects") {
+            const char *v = value();
+            if (!parse_dialects(v, opt.smb2.dialects)) {
+                std::fprintf(stderr, "smbdirect-client: --dialects: '%s' is not a "
+                                     "list like 0300,0302,0311\n", v);
+                return 2;
+            }
+        } else if (a == "--new") {
+            opt.bind = false;
+        } else if (a == "--bind") {
+            opt.bind = true;
+            opt.bind_session = number(UINT64_MAX);
+        } else if (a == "--pdus") {
+            opt.pdus = uint32_t(number(UINT32_MAX));
+        } else if (a == "--size") {
+            opt.size = uint32_t(number(UINT32_MAX));
+        } else if (a == "--posix") {
+            opt.smb2.posix = true;
+        } else if (a == "--hostile") {
+            const char *v = value();
+            auto h = parse_hostile(v);
+            if (!h) {
+                std::fprintf(stderr, "smbdirect-client: unknown hostile mode '%s'; "
+                                     "--list-hostile shows them\n", v);
+                return 2;
+            }
+            opt.hostile = *h;
+        } else if (a == "--wait") {
+            opt.wait = std::chrono::seconds(number(86400));
+        } else if (a == "--timeout") {
+            opt.connect.timeout = std::chrono::seconds(number(86400));
+        } else if (a == "--receive-credits") {
+            opt.connect.receive_credit_max = uint16_t(number(65535));
+        } else if (a == "--send-credits") {
+            opt.connect.send_credit_target = uint16_t(number(65535));
+        } else if (a == "--send-size") {
+            opt.connect.preferred_send_size = uint32_t(number(1u << 20));
+        } else if (a == "--receive-size") {
+            opt.connect.max_receive_size = uint32_t(number(1u << 20));
+        } else if (a == "--fragmented-size") {
+            opt.connect.max_fragmented_size = uint32_t(number(UINT32_MAX));
+        } else if (a == "--quiet") {
+            quiet = true;
+        } else if (a == "--json") {
+            json = true;
+        } else {
+            std::fprintf(stderr, "smbdirect-client: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!have_addr) {
+        usage(stderr);
+        return 2;
+    }
+
+    // a per-run salt and ClientGuid, as a real client draws them
+    std::srand(unsigned(std::chrono::steady_clock::now().time_since_epoch().count()));
+    for (auto &b : opt.smb2.salt)
+        b = uint8_t(std::rand());
+    for (auto &b : opt.smb2.client_guid)
+        b = uint8_t(std::rand());
+
+    auto progress = [&](const std::string &line) {
+        if (!quiet && !json) {
+            std::printf("%s\n", line.c_str());
+            std::fflush(stdout);
+        }
+    };
+    RunReport r = run(opt, progress);
+    if (json)
+        print_json(r);
+    else if (quiet)
+        std::printf("%s: %s\n", r.ok ? "OK" : "FAILED", r.outcome.c_str());
+    else
+        print_summary(r);
+    return r.ok ? 0 : 1;
+}

@@ -1,0 +1,272 @@
+#include "rdma_conn.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+
+namespace smbd::client {
+
+namespace {
+
+Error sys_error(Errc e, const std::string &what, int err = errno)
+{
+    return make_error(e, what + ": " + std::strerror(err));
+}
+
+Status set_nonblocking(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+        return sys_error(Errc::rdma, "cannot make an RDMA channel non-blocking");
+    return {};
+}
+
+} // namespace
+
+Result<std::unique_ptr<RdmaConnection>>
+RdmaConnection::connect(const std::string &addr, uint16_t port,
+                        const RdmaSetup &setup)
+{
+    if (setup.recv_count == 0 || setup.send_count == 0)
+        return make_error(Errc::invalid_argument, "need at least one receive "
+                                                  "and one send buffer");
+    std::unique_ptr<RdmaConnection> c(new RdmaConnection);
+    c->setup_ = setup;
+    auto st = c->create(addr, port);
+    if (!st)
+        return st.error();
+    return c;
+}
+
+Result<CmEvent> RdmaConnection::wait_cm_event(rdma_cm_event_type want,
+                                              const std::string &step)
+{
+    auto deadline = std::chrono::steady_clock::now() + setup_.timeout;
+    for (;;) {
+        if (auto ev = next_cm_event()) {
+            if (ev->type == want)
+                return *ev;
+            std::string msg = step + " failed: " +
+                              rdma_event_str(ev->type);
+            if (ev->type == RDMA_CM_EVENT_REJECTED)
+                msg += " (nothing listening on that port, or the driver has "
+                       "no SET_PARAMS yet)";
+            if (ev->status)
+                msg += ", status " + std::to_string(ev->status);
+            return make_error(Errc::unreachable, msg);
+        }
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0)
+            return make_error(Errc::timeout,
+                              step + ": no answer in " +
+                                  std::to_string(setup_.timeout.count()) + " ms");
+        pollfd p{channel_->fd, POLLIN, 0};
+        if (poll(&p, 1, int(left.count())) < 0 && errno != EINTR)
+            return sys_error(Errc::rdma, "poll on the rdma_cm channel");
+    }
+}
+
+Status RdmaConnection::create(const std::string &addr, uint16_t port)
+{
+    addrinfo hints{}, *ai = nullptr;
+    hints.ai_socktype = SOCK_STREAM;
+    std::string service = std::to_string(port);
+    int rc = getaddrinfo(addr.c_str(), service.c_str(), &hints, &ai);
+    if (rc != 0)
+        return make_error(Errc::invalid_argument, "cannot resolve address '" +
+                                                      addr + "': " + gai_strerror(rc));
+    sockaddr_storage dst{};
+    std::memcpy(&dst, ai->ai_addr, ai->ai_addrlen);
+    freeaddrinfo(ai);
+
+    channel_ = rdma_create_event_channel();
+    if (!channel_)
+        return sys_error(Errc::rdma, "rdma_create_event_channel (is the rdma_ucm "
+                                     "module loaded?)");
+    if (auto st = set_nonblocking(channel_->fd); !st)
+        return st;
+    if (rdma_create_id(channel_, &id_, nullptr, RDMA_PS_TCP))
+        return sys_error(Errc::rdma, "rdma_create_id");
+
+    int ms = int(setup_.timeout.count());
+    if (rdma_resolve_addr(id_, nullptr, reinterpret_cast<sockaddr *>(&dst), ms))
+        return sys_error(Errc::unreachable, "rdma_resolve_addr " + addr);
+    if (auto ev = wait_cm_event(RDMA_CM_EVENT_ADDR_RESOLVED,
+                                "resolving the address (is an RDMA device "
+                                "bound to the route to it?)");
+        !ev)
+        return ev.error();
+    if (rdma_resolve_route(id_, ms))
+        return sys_error(Errc::unreachable, "rdma_resolve_route");
+    if (auto ev = wait_cm_event(RDMA_CM_EVENT_ROUTE_RESOLVED, "resolving the route");
+        !ev)
+        return ev.error();
+
+    ibv_device_attr attr{};
+    if (ibv_query_device(id_->verbs, &attr))
+        return sys_error(Errc::rdma, "ibv_query_device");
+    uint32_t max_wr = uint32_t(attr.max_qp_wr);
+    if (setup_.recv_count > max_wr || setup_.send_count > max_wr ||
+        setup_.recv_count + setup_.send_count > uint32_t(attr.max_cqe))
+        return make_error(Errc::invalid_argument,
+                          "the device allows " + std::to_string(max_wr) +
+                              " work requests per queue and " +
+                              std::to_string(attr.max_cqe) +
+                              " completions; ask for fewer receive credits");
+    responder_resources_ = uint8_t(std::min<int>(setup_.responder_resources,
+                                                 attr.max_qp_rd_atom));
+    initiator_depth_ = uint8_t(std::min<int>(setup_.initiator_depth,
+                                             attr.max_qp_init_rd_atom));
+
+    pd_ = ibv_alloc_pd(id_->verbs);
+    if (!pd_)
+        return sys_error(Errc::rdma, "ibv_alloc_pd");
+    comp_ = ibv_create_comp_channel(id_->verbs);
+    if (!comp_)
+        return sys_error(Errc::rdma, "ibv_create_comp_channel");
+    if (auto st = set_nonblocking(comp_->fd); !st)
+        return st;
+    int cqe = int(setup_.recv_count + setup_.send_count);
+    cq_ = ibv_create_cq(id_->verbs, cqe, nullptr, comp_, 0);
+    if (!cq_)
+        return sys_error(Errc::rdma, "ibv_create_cq");
+    if (ibv_req_notify_cq(cq_, 0))
+        return sys_error(Errc::rdma, "ibv_req_notify_cq");
+
+    recv_mem_.assign(size_t(setup_.recv_count) * setup_.recv_size, 0);
+    send_mem_.assign(size_t(setup_.send_count) * setup_.send_size, 0);
+    recv_mr_ = ibv_reg_mr(pd_, recv_mem_.data(), recv_mem_.size(),
+                          IBV_ACCESS_LOCAL_WRITE);
+    send_mr_ = ibv_reg_mr(pd_, send_mem_.data(), send_mem_.size(), 0);
+    if (!recv_mr_ || !send_mr_)
+        return sys_error(Errc::rdma, "ibv_reg_mr");
+
+    ibv_qp_init_attr qa{};
+    qa.send_cq = cq_;
+    qa.recv_cq = cq_;
+    qa.qp_type = IBV_QPT_RC;
+    qa.cap.max_send_wr = setup_.send_count;
+    qa.cap.max_recv_wr = setup_.recv_count;
+    qa.cap.max_send_sge = 1;
+    qa.cap.max_recv_sge = 1;
+    if (rdma_create_qp(id_, pd_, &qa))
+        return sys_error(Errc::rdma, "rdma_create_qp");
+    qp_ = true;
+
+    if (auto st = post_recv(0); !st)
+        return st;
+
+    rdma_conn_param cp{};
+    cp.responder_resources = responder_resources_;
+    cp.initiator_depth = initiator_depth_;
+    cp.retry_count = 6;
+    cp.rnr_retry_count = 0; // as the Linux peers: an RNR is a credit bug
+    if (rdma_connect(id_, &cp))
+        return sys_error(Errc::unreachable, "rdma_connect");
+    if (auto ev = wait_cm_event(RDMA_CM_EVENT_ESTABLISHED,
+                                "connecting to " + addr + " port " +
+                                    std::to_string(port));
+        !ev)
+        return ev.error();
+    return {};
+}
+
+RdmaConnection::~RdmaConnection()
+{
+    if (id_ && qp_ && !disconnected_)
+        rdma_disconnect(id_);
+    if (qp_)
+        rdma_destroy_qp(id_);
+    if (send_mr_)
+        ibv_dereg_mr(send_mr_);
+    if (recv_mr_)
+        ibv_dereg_mr(recv_mr_);
+    if (cq_)
+        ibv_destroy_cq(cq_);
+    if (comp_)
+        ibv_destroy_comp_channel(comp_);
+    if (pd_)
+        ibv_dealloc_pd(pd_);
+    if (id_)
+        rdma_destroy_id(id_);
+    if (channel_)
+        rdma_destroy_event_channel(channel_);
+}
+
+std::string RdmaConnection::device_name() const
+{
+    return id_ && id_->verbs ? ibv_get_device_name(id_->verbs->device) : "";
+}
+
+Status RdmaConnection::post_recv(uint32_t i)
+{
+    ibv_sge sge{};
+    sge.addr = reinterpret_cast<uintptr_t>(recv_buf(i));
+    sge.length = setup_.recv_size;
+    sge.lkey = recv_mr_->lkey;
+    ibv_recv_wr wr{}, *bad = nullptr;
+    wr.wr_id = i;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    if (int rc = ibv_post_recv(id_->qp, &wr, &bad))
+        return sys_error(Errc::rdma, "ibv_post_recv", rc);
+    return {};
+}
+
+Status RdmaConnection::post_send(uint32_t i, uint32_t len)
+{
+    ibv_sge sge{};
+    sge.addr = reinterpret_cast<uintptr_t>(send_buf(i));
+    sge.length = len;
+    sge.lkey = send_mr_->lkey;
+    ibv_send_wr wr{}, *bad = nullptr;
+    wr.wr_id = SEND_WR_BIT | i;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    if (int rc = ibv_post_send(id_->qp, &wr, &bad))
+        return sys_error(Errc::rdma, "ibv_post_send", rc);
+    return {};
+}
+
+int RdmaConnection::cm_fd() const { return channel_->fd; }
+int RdmaConnection::cq_fd() const { return comp_->fd; }
+
+std::optional<CmEvent> RdmaConnection::next_cm_event()
+{
+    rdma_cm_event *ev = nullptr;
+    if (rdma_get_cm_event(channel_, &ev))
+        return std::nullopt;
+    CmEvent out{ev->event, ev->status};
+    rdma_ack_cm_event(ev);
+    return out;
+}
+
+int RdmaConnection::poll_cq(ibv_wc *wc, int n) { return ibv_poll_cq(cq_, n, wc); }
+
+Status RdmaConnection::rearm_cq()
+{
+    ibv_cq *cq = nullptr;
+    void *ctx = nullptr;
+    if (ibv_get_cq_event(comp_, &cq, &ctx) == 0)
+        ibv_ack_cq_events(cq, 1);
+    else if (errno != EAGAIN)
+        return sys_error(Errc::rdma, "ibv_get_cq_event");
+    if (ibv_req_notify_cq(cq_, 0))
+        return sys_error(Errc::rdma, "ibv_req_notify_cq");
+    return {};
+}
+
+void RdmaConnection::disconnect()
+{
+    if (!disconnected_ && id_)
+        rdma_disconnect(id_);
+    disconnected_ = true;
+}
+
+} // namespace smbd::client

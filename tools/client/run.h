@@ -1,0 +1,57 @@
+// One client run as the CLI performs it: connect, MS-SMBD negotiate, SMB2
+// NEGOTIATE, SESSION_SETUP (new or binding), N echoed PDUs, close; or the
+// same flow breaking one rule (a hostile mode) and expecting the server to
+// disconnect.
+#ifndef SMBD_CLIENT_RUN_H
+#define SMBD_CLIENT_RUN_H
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "client.h"
+#include "hostile.h"
+
+namespace smbd::client {
+
+struct RunOptions {
+    std::string addr;
+    uint16_t port = 5445;
+    ConnectOptions connect;
+    Smb2NegotiateOptions smb2;
+    bool bind = false;              // binding SESSION_SETUP for bind_session
+    uint64_t bind_session = 0;
+    uint32_t pdus = 1;              // echoed PDUs after SESSION_SETUP
+    uint32_t size = 4096;           // bytes per PDU, SMB2 header included
+    Hostile hostile = Hostile::none;
+    // how long to wait for a disconnect the hostile mode provokes
+    std::chrono::milliseconds wait{30000};
+};
+
+struct RunReport {
+    bool ok = false;                // the expected outcome happened
+    std::string outcome;            // what happened in the end, in words
+    std::vector<std::string> steps; // each step on the way
+    Hostile hostile = Hostile::none;
+    bool smbd_negotiated = false;
+    smbd_negotiate_resp smbd{};     // the server's negotiate response
+    smbd_conn_params params{};
+    std::optional<Smb2NegotiateResponse> smb2;
+    uint64_t session_id = 0;
+    uint32_t pdus_verified = 0;
+    std::chrono::milliseconds elapsed{0};
+    std::string device;
+    Observed observed;
+    smbd_credits credits{};
+};
+
+// @progress, if given, sees each step as it happens.
+RunReport run(const RunOptions &opt,
+              const std::function<void(const std::string &)> &progress = {});
+
+} // namespace smbd::client
+
+#endif // SMBD_CLIENT_RUN_H
