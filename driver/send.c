@@ -98,8 +98,8 @@ int smbd_send_queue_pdu(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
 	unsigned long flags;
 	int ret = 0;
 
-	if (smbd_frag_plan(pdu->len, conn->cp.max_send_size,
-			   conn->cp.max_fragmented_send_size, &pdu->plan))
+	if (smbd_frag_plan_make(pdu->len, conn->cp.max_send_size,
+				conn->cp.max_fragmented_send_size, &pdu->plan))
 		return -EMSGSIZE;
 	spin_lock_irqsave(&conn->lock, flags);
 	if (conn->state == SMBD_CONN_DISCONNECTING)
