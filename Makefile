@@ -1,11 +1,14 @@
 # smbdirect: SMB Direct for Samba, terminated in a Linux kernel driver.
 #
+#   make demo     the main job: boot the guest with soft-RoCE, load the
+#                 driver, and drive it from the smbd-side responder and the
+#                 SMB Direct client tool through both connection flows
 #   make check    install what is missing, build the module against Debian's
 #                 packaged kernel headers, build and run the unit tests
 #   make module   build driver/smbdirect.ko only
 #   make unit     build and run the unit tests only
-#   make vm       run the guest tests: QEMU with Debian's stock kernel,
-#                 soft-RoCE and the module loaded
+#   make vm       run the guest tier: QEMU with Debian's stock kernel,
+#                 soft-RoCE and the module loaded; ioctl harness, scenarios
 #   make fuzz     run each parser's libFuzzer target (FUZZ_SECONDS each;
 #                 make check runs them briefly)
 #   make clean
@@ -19,7 +22,7 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 FUZZ_TARGETS := negotiate data_transfer smb2_negotiate session_setup buffer_desc
 
-.PHONY: check setup module unit vm fuzz clean
+.PHONY: check demo setup module build unit vm fuzz clean
 
 check: setup
 	$(MAKE) --no-print-directory module unit vm
@@ -32,13 +35,19 @@ module:
 	@test -d "$(KDIR)" || { echo "no kernel headers at $(KDIR): run make setup" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/driver W=1 modules
 
-unit:
+demo: setup
+	$(MAKE) --no-print-directory module build >/dev/null
+	SMBD_BUILD=$(BUILD) tools/vm/run.sh tools/demo/guest-demo.sh
+
+build:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	cmake --build $(BUILD) -j$(JOBS)
+
+unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
 
 vm: module unit
-	SMBD_BUILD=$(BUILD) tools/vm/run.sh tests/vm/ioctl.sh
+	SMBD_BUILD=$(BUILD) tools/vm/run.sh tests/vm/tier.sh
 
 fuzz:
 	cmake -S . -B $(BUILD)/fuzz -DSMBD_FUZZ=ON -DCMAKE_C_COMPILER=clang \

@@ -399,7 +399,7 @@ static void smbd_conn_notify_owner(struct smbd_conn *conn)
 	kev = smbd_kevent_alloc(SMBD_EVENT_DISCONNECTED, conn->id, GFP_KERNEL);
 	if (kev) {
 		kev->ev.u.disconnected.reason = conn->reason;
-		if (!smbd_event_push(owner, kev))
+		if (smbd_event_push(owner, kev))
 			smbd_kevent_free(kev);
 	}
 	if (xa_cmpxchg(&owner->conns, conn->id, conn, NULL, 0) == conn)

@@ -38,28 +38,36 @@ void smbd_kevent_free(struct smbd_kevent *kev)
 }
 
 /*
- * Queue @kev on @file. False when the file is closing or the queue is full
- * (counted as lost); the caller then still owns @kev.
+ * Queue @kev on @file: 0, or -ESHUTDOWN when the file is closing, or
+ * -ENOSPC when the queue is full (counted as lost). On error the caller
+ * still owns @kev.
  */
-bool smbd_event_push(struct smbd_file *file, struct smbd_kevent *kev)
+int smbd_event_push(struct smbd_file *file, struct smbd_kevent *kev)
 {
 	unsigned long flags;
-	bool queued = false;
+	int ret = 0;
 
 	spin_lock_irqsave(&file->lock, flags);
-	if (!file->closing) {
-		if (file->nr_events < SMBD_EVENT_QUEUE_LEN) {
-			list_add_tail(&kev->node, &file->events);
-			file->nr_events++;
-			queued = true;
-		} else {
-			file->lost++;
-		}
+	if (file->closing) {
+		ret = -ESHUTDOWN;
+	} else if (file->nr_events >= SMBD_EVENT_QUEUE_LEN) {
+		file->lost++;
+		ret = -ENOSPC;
+	} else {
+		list_add_tail(&kev->node, &file->events);
+		file->nr_events++;
 	}
 	spin_unlock_irqrestore(&file->lock, flags);
-	if (queued)
+	if (!ret)
 		wake_up_interruptible(&file->wait);
-	return queued;
+	return ret;
+}
+
+/* A connection's event could not be queued: it cannot go on without it. */
+u32 smbd_event_lost_reason(int err)
+{
+	return err == -ESHUTDOWN ? SMBD_REASON_OWNER_CLOSED :
+				   SMBD_REASON_NO_MEMORY;
 }
 
 static bool smbd_events_ready(struct smbd_file *file)

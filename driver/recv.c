@@ -199,6 +199,7 @@ static void smbd_recv_deliver(struct smbd_conn *conn, u8 *data, u32 len)
 	struct smbd_kevent *kev;
 	struct smbd_file *owner = NULL;
 	unsigned long flags;
+	int ret;
 
 	kev = smbd_kevent_alloc(SMBD_EVENT_PDU_RECEIVED, conn->id, GFP_KERNEL);
 	if (!kev) {
@@ -225,9 +226,12 @@ static void smbd_recv_deliver(struct smbd_conn *conn, u8 *data, u32 len)
 
 	if (!owner) {
 		queue_work(smbd_wq, &conn->smb2_work);
-	} else if (!smbd_event_push(owner, kev)) {
+		return;
+	}
+	ret = smbd_event_push(owner, kev);
+	if (ret) {
 		smbd_kevent_free(kev);
-		smbd_conn_fail(conn, SMBD_REASON_NO_MEMORY);
+		smbd_conn_fail(conn, smbd_event_lost_reason(ret));
 	}
 }
 

@@ -110,9 +110,10 @@ static int smbd_adopt(struct smbd_conn *conn, struct smbd_file *file,
 	list_del_init(&conn->offer_node);
 
 	/* before any PDU event: smb2_work delivers the held ones next */
-	if (!smbd_event_push(file, kev)) {
+	ret = smbd_event_push(file, kev);
+	if (ret) {
 		smbd_kevent_free(kev);
-		smbd_conn_fail(conn, SMBD_REASON_NO_MEMORY);
+		smbd_conn_fail(conn, smbd_event_lost_reason(ret));
 	}
 	smbd_conn_arm_timer(conn, conn->params->keepalive_interval_ms);
 	queue_work(smbd_wq, &conn->smb2_work);
@@ -165,7 +166,7 @@ int smbd_route_offer(struct smbd_conn *conn)
 	spin_unlock_irqrestore(&conn->lock, flags);
 	list_add_tail(&conn->offer_node, &smbd_offers);
 	smbd_conn_arm_timer(conn, conn->params->accept_timeout_ms);
-	if (!smbd_event_push(smbd_listener, kev)) {
+	if (smbd_event_push(smbd_listener, kev)) {
 		smbd_kevent_free(kev);
 		smbd_conn_fail(conn, SMBD_REASON_NO_MEMORY);
 	}

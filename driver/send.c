@@ -82,9 +82,15 @@ int smbd_send_raw_locked(struct smbd_conn *conn, const void *buf, size_t len)
 	return smbd_post_send_locked(conn, io, len, false, 0);
 }
 
+/* Not after teardown began: it cancels the work only once. */
 void smbd_send_kick(struct smbd_conn *conn)
 {
-	queue_work(smbd_wq, &conn->send_work);
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->state != SMBD_CONN_DISCONNECTING)
+		queue_work(smbd_wq, &conn->send_work);
+	spin_unlock_irqrestore(&conn->lock, flags);
 }
 
 int smbd_send_queue_pdu(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
@@ -92,8 +98,8 @@ int smbd_send_queue_pdu(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
 	unsigned long flags;
 	int ret = 0;
 
-	if (smbd_frag_plan(pdu->len, conn->cp.max_send_size,
-			   conn->cp.max_fragmented_send_size, &pdu->plan))
+	if (smbd_frag_plan_make(pdu->len, conn->cp.max_send_size,
+				conn->cp.max_fragmented_send_size, &pdu->plan))
 		return -EMSGSIZE;
 	spin_lock_irqsave(&conn->lock, flags);
 	if (conn->state == SMBD_CONN_DISCONNECTING)
@@ -236,7 +242,7 @@ static void smbd_send_notify(struct smbd_conn *conn, struct smbd_pdu_out *pdu,
 		return;
 	kev->ev.user_data = pdu->user_data;
 	kev->ev.status = status;
-	if (!smbd_event_push(conn->owner, kev))
+	if (smbd_event_push(conn->owner, kev))
 		smbd_kevent_free(kev);
 }
 

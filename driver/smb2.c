@@ -183,6 +183,7 @@ static bool smbd_smb2_deliver_one(struct smbd_conn *conn)
 {
 	struct smbd_kevent *kev;
 	unsigned long flags;
+	int ret;
 
 	spin_lock_irqsave(&conn->lock, flags);
 	kev = list_first_entry_or_null(&conn->held, struct smbd_kevent, node);
@@ -200,9 +201,10 @@ static bool smbd_smb2_deliver_one(struct smbd_conn *conn)
 
 	kref_get(&conn->ref);
 	kev->pdu_conn = conn;
-	if (!smbd_event_push(conn->owner, kev)) {
+	ret = smbd_event_push(conn->owner, kev);
+	if (ret) {
 		smbd_kevent_free(kev);
-		smbd_conn_fail(conn, SMBD_REASON_NO_MEMORY);
+		smbd_conn_fail(conn, smbd_event_lost_reason(ret));
 		return false;
 	}
 	return true;

@@ -245,7 +245,8 @@ struct smbd_kevent {
 
 struct smbd_kevent *smbd_kevent_alloc(u32 type, u32 conn_id, gfp_t gfp);
 void smbd_kevent_free(struct smbd_kevent *kev);
-bool smbd_event_push(struct smbd_file *file, struct smbd_kevent *kev);
+int smbd_event_push(struct smbd_file *file, struct smbd_kevent *kev);
+u32 smbd_event_lost_reason(int err);
 int smbd_ioctl_get_events(struct smbd_file *file, void *cmd, bool nonblock);
 __poll_t smbd_events_poll(struct smbd_file *file, struct file *filp,
 			  poll_table *wait);

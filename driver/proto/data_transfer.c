@@ -57,9 +57,10 @@ size_t smbd_data_build(struct smbd_data_hdr *hdr,
 	return n;
 }
 
-enum smbd_proto_error smbd_frag_plan(uint32_t pdu_len, uint32_t max_send_size,
-				     uint32_t max_fragmented_send_size,
-				     struct smbd_frag_plan *plan)
+enum smbd_proto_error smbd_frag_plan_make(uint32_t pdu_len,
+					  uint32_t max_send_size,
+					  uint32_t max_fragmented_send_size,
+					  struct smbd_frag_plan *plan)
 {
 	if (pdu_len == 0)
 		return SMBD_E_EMPTY_PDU;

@@ -56,9 +56,10 @@ struct smbd_fragment {
 	uint32_t remaining;		/* RemainingDataLength */
 };
 
-enum smbd_proto_error smbd_frag_plan(uint32_t pdu_len, uint32_t max_send_size,
-				     uint32_t max_fragmented_send_size,
-				     struct smbd_frag_plan *plan);
+enum smbd_proto_error smbd_frag_plan_make(uint32_t pdu_len,
+					  uint32_t max_send_size,
+					  uint32_t max_fragmented_send_size,
+					  struct smbd_frag_plan *plan);
 /* Fragment @index (< plan->count) of the plan. */
 void smbd_frag_get(const struct smbd_frag_plan *plan, uint32_t index,
 		   struct smbd_fragment *frag);

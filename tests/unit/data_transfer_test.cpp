@@ -280,7 +280,7 @@ smbd_proto_error Plan(uint32_t pdu, uint32_t send, uint32_t frag,
                       struct smbd_frag_plan *plan = nullptr)
 {
     struct smbd_frag_plan tmp;
-    return smbd_frag_plan(pdu, send, frag, plan ? plan : &tmp);
+    return smbd_frag_plan_make(pdu, send, frag, plan ? plan : &tmp);
 }
 
 TEST(FragPlan, RejectsEmptyPdu)
@@ -528,7 +528,7 @@ TEST(Reassembly, IgnoresEmptyMessagesBetweenFragments)
 Bytes SendAndReassemble(const Bytes &pdu, uint32_t max_send)
 {
     struct smbd_frag_plan plan;
-    EXPECT_EQ(smbd_frag_plan(static_cast<uint32_t>(pdu.size()), max_send,
+    EXPECT_EQ(smbd_frag_plan_make(static_cast<uint32_t>(pdu.size()), max_send,
                              kMaxFrag, &plan),
               SMBD_E_OK);
     smbd_reassembly r;

@@ -229,7 +229,7 @@ Status Client::send_pdu_fragments(std::span<const uint8_t> pdu, uint32_t count)
     if (pdu.size() > UINT32_MAX)
         return make_error(Errc::invalid_argument, "PDU larger than 4 GiB");
     struct smbd_frag_plan plan; // "struct": a function has the same name
-    smbd_proto_error err = smbd_frag_plan(uint32_t(pdu.size()), params_.max_send_size,
+    smbd_proto_error err = smbd_frag_plan_make(uint32_t(pdu.size()), params_.max_send_size,
                                           params_.max_fragmented_send_size, &plan);
     if (err != SMBD_E_OK)
         return make_error(Errc::invalid_argument,

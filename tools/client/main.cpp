@@ -24,6 +24,7 @@ void usage(FILE *out)
         "  --dialects LIST        SMB2 dialects offered, e.g. 0300,0302,0311 (default)\n"
         "  --new                  new session: SESSION_SETUP with SessionId 0 (default)\n"
         "  --bind SESSIONID       binding SESSION_SETUP to SESSIONID (0x... or decimal)\n"
+        "  --expect-status STATUS SESSION_SETUP must fail with STATUS, then disconnect\n"
         "  --pdus N               echoed PDUs after SESSION_SETUP (default 1)\n"
         "  --size BYTES           bytes per PDU, SMB2 header included (default 4096)\n"
         "  --posix                offer the POSIX extensions context (3.1.1)\n"
@@ -220,6 +221,8 @@ int main(int argc, char **argv)
         } else if (a == "--bind") {
             opt.bind = true;
             opt.bind_session = number(UINT64_MAX);
+        } else if (a == "--expect-status") {
+            opt.expect_status = uint32_t(number(UINT32_MAX));
         } else if (a == "--pdus") {
             opt.pdus = uint32_t(number(UINT32_MAX));
         } else if (a == "--size") {

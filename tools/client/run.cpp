@@ -338,8 +338,25 @@ private:
         so.binding = opt_.bind;
         so.session_id = opt_.bind_session;
         auto resp = c_->session_setup(so);
+        if (!resp && opt_.expect_status &&
+            resp.error().code == make_error_code(Errc::smb2_status) &&
+            resp.error().message.find(nt_status_text(*opt_.expect_status)) !=
+                std::string::npos) {
+            step(resp.error().message + ", as expected");
+            auto st = c_->wait_peer_disconnect(opt_.wait, true);
+            finish(bool(st), st ? "refused with " + nt_status_text(*opt_.expect_status) +
+                                      ", then the server disconnected, as expected"
+                                : "expected the server to disconnect: " +
+                                      st.error().message);
+            return false;
+        }
         if (!resp) {
             fail(opt_.bind ? "binding SESSION_SETUP" : "SESSION_SETUP", resp.error());
+            return false;
+        }
+        if (opt_.expect_status) {
+            finish(false, "expected SESSION_SETUP to fail with " +
+                              nt_status_text(*opt_.expect_status));
             return false;
         }
         r_.session_id = c_->session_id();

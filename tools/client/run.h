@@ -27,6 +27,9 @@ struct RunOptions {
     uint32_t pdus = 1;              // echoed PDUs after SESSION_SETUP
     uint32_t size = 4096;           // bytes per PDU, SMB2 header included
     Hostile hostile = Hostile::none;
+    // SESSION_SETUP is expected to fail with this status, then the server
+    // to disconnect (a binding to a session nobody registered)
+    std::optional<uint32_t> expect_status;
     // how long to wait for a disconnect the hostile mode provokes
     std::chrono::milliseconds wait{30000};
 };
