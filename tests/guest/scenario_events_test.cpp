@@ -263,10 +263,10 @@ protected:
         for (int i = 0; i < 1000 && !received_; i++)
             std::this_thread::sleep_for(20ms);
         ASSERT_TRUE(received_) << verdict(client_);
-        // + the SESSION_SETUP response
-        for (int i = 0; i < 100 && delta("pdus_sent") < int64_t(n) + 1; i++)
+        // + the NEGOTIATE and SESSION_SETUP responses
+        for (int i = 0; i < 100 && delta("pdus_sent") < int64_t(n) + 2; i++)
             std::this_thread::sleep_for(20ms);
-        ASSERT_EQ(delta("pdus_sent"), int64_t(n) + 1);
+        ASSERT_EQ(delta("pdus_sent"), int64_t(n) + 2);
         std::this_thread::sleep_for(100ms);
     }
 
