@@ -68,7 +68,9 @@ protected:
 using EventOrder = Scenario;
 
 // The peer does not wait for the SESSION_SETUP answer: its PDUs and its
-// disconnect are all queued before the smbd side reads anything.
+// disconnect are all queued before the smbd side reads anything. So the PDU
+// events are read, and released, after the connection's teardown finished:
+// the release must not touch the connection's work items any more.
 TEST_F(EventOrder, NewChannelFirstThenPdusInOrderThenDisconnectedLast)
 {
     Device master(O_NONBLOCK);
