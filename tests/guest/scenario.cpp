@@ -271,7 +271,6 @@ void Smbd::handle(int which, Event ev)
         uint64_t id = 0;
         EXPECT_EQ(acceptor_.accept(ev.raw.u.new_connection.token, id), 0)
             << describe(ev);
-        accepted_++;
         break;
     }
     case SMBD_EVENT_NEW_CHANNEL: {

@@ -119,8 +119,6 @@ public:
     // Serves until the peer is done and all owned connections are gone.
     bool serve_peer(PeerResult &p, std::chrono::milliseconds timeout = 60s);
 
-    uint64_t accepted() const { return accepted_; }
-
 private:
     void handle(int which, Event ev);
 
@@ -129,7 +127,6 @@ private:
     std::vector<Event> events_[2];
     std::map<uint64_t, uint32_t> gone_;
     size_t owned_ = 0;
-    uint64_t accepted_ = 0;
     uint64_t next_session_ = 0x5e55000000000001ull;
 };
 
