@@ -2,7 +2,9 @@
 /*
  * Each file's event queue (after ucma.c): a bounded list and a wait queue.
  * A full queue drops the event and counts it; the next GET_EVENTS starts
- * with an OVERFLOW record, so loss is never silent. GET_EVENTS copies event
+ * with an OVERFLOW record, so loss is never silent. NEW_CHANNEL and
+ * DISCONNECTED are exempt: one each per connection, they bound themselves,
+ * and without them the owner could not know its connections. GET_EVENTS copies event
  * records and their data (PDUs, NEGOTIATE bytes) to the caller's buffers.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -50,7 +52,9 @@ int smbd_event_push(struct smbd_file *file, struct smbd_kevent *kev)
 	spin_lock_irqsave(&file->lock, flags);
 	if (file->closing) {
 		ret = -ESHUTDOWN;
-	} else if (file->nr_events >= SMBD_EVENT_QUEUE_LEN) {
+	} else if (file->nr_events >= SMBD_EVENT_QUEUE_LEN &&
+		   kev->ev.type != SMBD_EVENT_NEW_CHANNEL &&
+		   kev->ev.type != SMBD_EVENT_DISCONNECTED) {
 		file->lost++;
 		ret = -ENOSPC;
 	} else {

@@ -336,12 +336,17 @@ TEST_F(Overflow, LostPduDisconnectsTheConnectionWithNoMemory)
     ASSERT_TRUE(settled());
     EXPECT_EQ(delta("disconnect_no_memory"), 1);
 
-    std::vector<Event> evs = read_events(master_, queue + 1);
-    ASSERT_GE(evs.size(), queue + 1) << "expected OVERFLOW and every SEND_DONE";
+    // the DISCONNECTED is queued beyond the bound: the owner learns why
+    std::vector<Event> evs = read_events(master_, queue + 2);
+    ASSERT_EQ(evs.size(), queue + 2)
+        << "expected OVERFLOW, every SEND_DONE and the DISCONNECTED";
     EXPECT_EQ(evs[0].type(), SMBD_EVENT_OVERFLOW) << describe(evs[0]);
-    EXPECT_GE(evs[0].raw.u.overflow.lost, 1u) << "the PDU_RECEIVED was lost";
+    EXPECT_EQ(evs[0].raw.u.overflow.lost, 1u) << "only the PDU_RECEIVED is lost";
     for (uint32_t i = 0; i < queue; i++)
         ASSERT_EQ(evs[i + 1].type(), SMBD_EVENT_SEND_DONE) << describe(evs[i + 1]);
+    ASSERT_EQ(evs[queue + 1].type(), SMBD_EVENT_DISCONNECTED)
+        << describe(evs[queue + 1]);
+    EXPECT_EQ(evs[queue + 1].raw.u.disconnected.reason, SMBD_REASON_NO_MEMORY);
     EXPECT_EQ(master_.send_pdu(conn_, small_), ENOENT)
         << "the connection is still there";
 }

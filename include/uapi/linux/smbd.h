@@ -404,6 +404,10 @@ struct smbd_event {
  * An event's data never spans two calls: if it does not fit, the call
  * returns the events before it. Each event's data starts 8-byte aligned.
  * Events of one connection keep their order; DISCONNECTED is its last.
+ * When out_max_events are queued, further events are lost and counted in
+ * an OVERFLOW record at the head of the next batch, except NEW_CHANNEL and
+ * DISCONNECTED, which are always queued. A connection whose PDU_RECEIVED
+ * is lost is disconnected (SMBD_REASON_NO_MEMORY).
  */
 struct smbd_get_events {
 	__u32 size;
