@@ -19,6 +19,7 @@
 #include "smbdirect.h"
 
 DEFINE_XARRAY_ALLOC(smbd_conns);
+atomic_t smbd_setup_conns = ATOMIC_INIT(0);
 static u32 smbd_next_conn_id;
 
 /* Be generous to the peer's retransmits, never wait for its receives. */
@@ -134,8 +135,10 @@ static int smbd_conn_create_qp(struct smbd_conn *conn)
 		conn->pd = NULL;
 		return ret;
 	}
-	conn->cq = ib_alloc_cq(dev, conn, conn->nr_recv_ios + conn->nr_send_ios,
-			       0, IB_POLL_WORKQUEUE);
+	/* +1 each for ib_drain_qp()'s marker requests */
+	conn->cq = ib_alloc_cq(dev, conn,
+			       conn->nr_recv_ios + conn->nr_send_ios + 2, 0,
+			       IB_POLL_WORKQUEUE);
 	if (IS_ERR(conn->cq)) {
 		ret = PTR_ERR(conn->cq);
 		conn->cq = NULL;
@@ -145,8 +148,8 @@ static int smbd_conn_create_qp(struct smbd_conn *conn)
 	attr.qp_context = conn;
 	attr.send_cq = conn->cq;
 	attr.recv_cq = conn->cq;
-	attr.cap.max_send_wr = conn->nr_send_ios;
-	attr.cap.max_recv_wr = conn->nr_recv_ios;
+	attr.cap.max_send_wr = conn->nr_send_ios + 1;
+	attr.cap.max_recv_wr = conn->nr_recv_ios + 1;
 	attr.cap.max_send_sge = 1;
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
@@ -179,7 +182,7 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 	const struct ib_device_attr *attrs = &cm_id->device->attrs;
 	struct rdma_conn_param param = {};
 	struct smbd_conn *conn;
-	u32 id;
+	u32 id, depth;
 	int ret;
 
 	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
@@ -188,6 +191,7 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 	kref_init(&conn->ref);
 	conn->cm_id = cm_id;
 	conn->params = params;
+	conn->in_setup = true;	/* the caller counted it */
 	spin_lock_init(&conn->lock);
 	init_waitqueue_head(&conn->send_wait);
 	INIT_LIST_HEAD(&conn->recv_free);
@@ -203,16 +207,21 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 	smbd_sockaddr_from(&conn->local, (void *)&cm_id->route.addr.src_addr);
 	smbd_sockaddr_from(&conn->remote, (void *)&cm_id->route.addr.dst_addr);
 
-	/* what this device can hold: spare + last-credit receive, response */
+	/*
+	 * What the device holds: receives are the credits plus the spare, the
+	 * last-credit extra and the drain marker; sends the credits plus the
+	 * negotiate response and the drain marker; the CQ takes both.
+	 */
+	depth = min_t(u32, attrs->max_qp_wr, attrs->max_cqe / 2);
+	if (depth < SMBD_MIN_QUEUE_DEPTH) {
+		kfree(conn);
+		return -EOPNOTSUPP;
+	}
 	conn->lp = params->local;
-	conn->lp.receive_credit_max =
-		min_t(u32, conn->lp.receive_credit_max,
-		      attrs->max_qp_wr - 2);
-	conn->lp.send_credit_target =
-		min_t(u32, conn->lp.send_credit_target,
-		      attrs->max_qp_wr - 1);
-	conn->lp.max_receive_size = conn->lp.max_receive_size;
-	conn->lp.max_send_size = conn->lp.max_send_size;
+	conn->lp.receive_credit_max = min_t(u32, conn->lp.receive_credit_max,
+					    depth - 3);
+	conn->lp.send_credit_target = min_t(u32, conn->lp.send_credit_target,
+					    depth - 2);
 	conn->nr_recv_ios = conn->lp.receive_credit_max + 2;
 	conn->nr_send_ios = conn->lp.send_credit_target + 1;
 
@@ -266,6 +275,8 @@ static void smbd_conn_release(struct kref *ref)
 	kvfree(conn->neg_req);
 	kvfree(conn->neg_resp);
 	kvfree(conn->setup_bytes);
+	if (conn->disconnected_ev)
+		smbd_kevent_free(conn->disconnected_ev);
 	if (conn->owner)
 		smbd_file_put(conn->owner);
 	smbd_params_put(conn->params);
@@ -310,6 +321,15 @@ void smbd_conn_arm_timer(struct smbd_conn *conn, u32 ms)
 	spin_unlock_irqrestore(&conn->lock, flags);
 }
 
+/* Owned, or going: no longer one of the unauthenticated connections. */
+void smbd_conn_leave_setup_locked(struct smbd_conn *conn)
+{
+	if (conn->in_setup) {
+		conn->in_setup = false;
+		atomic_dec(&smbd_setup_conns);
+	}
+}
+
 /* Record the first reason and start the teardown; any context. */
 void smbd_conn_fail(struct smbd_conn *conn, u32 reason)
 {
@@ -322,6 +342,7 @@ void smbd_conn_fail(struct smbd_conn *conn, u32 reason)
 	}
 	conn->state = SMBD_CONN_DISCONNECTING;
 	conn->reason = reason;
+	smbd_conn_leave_setup_locked(conn);
 	spin_unlock_irqrestore(&conn->lock, flags);
 
 	smbd_count_disconnect(reason);
@@ -379,8 +400,11 @@ void smbd_conn_established(struct smbd_conn *conn)
 
 	spin_lock_irqsave(&conn->lock, flags);
 	conn->established = true;
-	io = conn->early_negotiate;
-	conn->early_negotiate = NULL;
+	io = NULL;
+	if (conn->state == SMBD_CONN_NEGOTIATE) {
+		io = conn->early_negotiate;
+		conn->early_negotiate = NULL;
+	}
 	spin_unlock_irqrestore(&conn->lock, flags);
 	/* the negotiate request overtook the CM's ESTABLISHED event */
 	if (io)
@@ -391,17 +415,16 @@ void smbd_conn_established(struct smbd_conn *conn)
 static void smbd_conn_notify_owner(struct smbd_conn *conn)
 {
 	struct smbd_file *owner = conn->owner;
-	struct smbd_kevent *kev;
+	struct smbd_kevent *kev = conn->disconnected_ev;
 
 	smbd_send_flush(conn);
 	if (!owner)
 		return;
-	kev = smbd_kevent_alloc(SMBD_EVENT_DISCONNECTED, conn->id, GFP_KERNEL);
-	if (kev) {
-		kev->ev.u.disconnected.reason = conn->reason;
-		if (smbd_event_push(owner, kev))
-			smbd_kevent_free(kev);
-	}
+	/* allocated at adoption: the owner always learns the end */
+	conn->disconnected_ev = NULL;
+	kev->ev.u.disconnected.reason = conn->reason;
+	if (smbd_event_push(owner, kev))
+		smbd_kevent_free(kev);
 	if (xa_cmpxchg(&owner->conns, conn->id, conn, NULL, 0) == conn)
 		smbd_conn_put(conn);
 }

@@ -32,7 +32,7 @@ struct smbd_kevent *smbd_kevent_alloc(u32 type, u32 conn_id, gfp_t gfp)
 void smbd_kevent_free(struct smbd_kevent *kev)
 {
 	if (kev->pdu_conn) {
-		smbd_conn_pdu_consumed(kev->pdu_conn);
+		smbd_conn_pdu_consumed(kev->pdu_conn, kev->ev.data_len);
 		smbd_conn_put(kev->pdu_conn);
 	}
 	kvfree(kev->data);
@@ -133,8 +133,10 @@ static int smbd_events_copy_out(struct smbd_file *file,
 	lost = file->lost;
 	spin_unlock_irqrestore(&file->lock, flags);
 	if (lost) {
-		struct smbd_event ev = { .type = SMBD_EVENT_OVERFLOW };
+		struct smbd_event ev;
 
+		memset(&ev, 0, sizeof(ev));
+		ev.type = SMBD_EVENT_OVERFLOW;
 		ev.u.overflow.lost = lost;
 		ret = smbd_copy_event(events, ge->event_size, &ev);
 		if (ret)

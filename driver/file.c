@@ -76,6 +76,7 @@ void smbd_file_release(struct smbd_file *file)
 	smbd_route_file_closed(file);
 	mutex_unlock(&smbd_lock);
 
+	/* a connection whose teardown erased its entry is drained already */
 	xa_for_each(&file->conns, id, conn) {
 		/* whoever erases the entry owns the file's reference */
 		if (xa_cmpxchg(&file->conns, id, conn, NULL, 0) != conn)

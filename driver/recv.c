@@ -49,6 +49,17 @@ int smbd_recv_post_first(struct smbd_conn *conn)
 	return ret;
 }
 
+/* Unread PDUs stop new credits: the backpressure a peer feels. */
+static bool smbd_recv_throttled(const struct smbd_conn *conn)
+{
+	u32 pdus = conn->pdus_queued + conn->nr_held;
+
+	if (!conn->direct)
+		return pdus >= SMBD_MAX_SETUP_HELD;
+	return pdus >= SMBD_CONN_MAX_QUEUED ||
+	       conn->queued_bytes >= 2ULL * conn->cp.max_fragmented_recv_size;
+}
+
 /*
  * Post receives up to the peer's target (unless its PDUs pile up unread),
  * plus one spare that is never granted: a peer sending without a credit
@@ -68,7 +79,7 @@ static int smbd_recv_refill_locked(struct smbd_conn *conn)
 			return ret;
 		conn->spare_posted = true;
 	}
-	if (conn->pdus_queued + conn->nr_held >= SMBD_CONN_MAX_QUEUED)
+	if (smbd_recv_throttled(conn))
 		return 0;
 	n = smbd_credits_to_post(&conn->credits);
 	for (i = 0; i < n; i++) {
@@ -117,12 +128,13 @@ static void smbd_recv_recycle(struct smbd_conn *conn, struct smbd_recv_io *io)
 	spin_unlock_irqrestore(&conn->lock, flags);
 }
 
-void smbd_conn_pdu_consumed(struct smbd_conn *conn)
+void smbd_conn_pdu_consumed(struct smbd_conn *conn, u32 len)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&conn->lock, flags);
 	conn->pdus_queued--;
+	conn->queued_bytes -= len;
 	spin_unlock_irqrestore(&conn->lock, flags);
 	smbd_recv_refill(conn);
 }
@@ -136,13 +148,14 @@ void smbd_recv_negotiate(struct smbd_conn *conn, struct smbd_recv_io *io)
 	unsigned long flags;
 	int ret = 0;
 
-	err = smbd_negotiate_req_parse(io->buf, io->len, &req);
+	/* under the lock teardown's state change takes: no buffer freed */
 	spin_lock_irqsave(&conn->lock, flags);
-	list_add(&io->node, &conn->recv_free);
 	if (conn->state != SMBD_CONN_NEGOTIATE) {
 		spin_unlock_irqrestore(&conn->lock, flags);
 		return;
 	}
+	err = smbd_negotiate_req_parse(io->buf, io->len, &req);
+	list_add(&io->node, &conn->recv_free);
 	if (err == SMBD_E_VERSION) {
 		/* MS-SMBD 3.1.5.6: answer STATUS_NOT_SUPPORTED, then go */
 		smbd_negotiate_resp_failure(&resp);
@@ -213,6 +226,7 @@ static void smbd_recv_deliver(struct smbd_conn *conn, u8 *data, u32 len)
 	smbd_count(SMBD_CNT_BYTES_RECEIVED, len);
 
 	spin_lock_irqsave(&conn->lock, flags);
+	conn->queued_bytes += len;
 	if (conn->direct) {
 		owner = conn->owner;
 		conn->pdus_queued++;
@@ -221,13 +235,13 @@ static void smbd_recv_deliver(struct smbd_conn *conn, u8 *data, u32 len)
 	} else {
 		list_add_tail(&kev->node, &conn->held);
 		conn->nr_held++;
+		if (conn->state != SMBD_CONN_DISCONNECTING)
+			queue_work(smbd_wq, &conn->smb2_work);
 	}
 	spin_unlock_irqrestore(&conn->lock, flags);
 
-	if (!owner) {
-		queue_work(smbd_wq, &conn->smb2_work);
+	if (!owner)
 		return;
-	}
 	ret = smbd_event_push(owner, kev);
 	if (ret) {
 		smbd_kevent_free(kev);
@@ -270,6 +284,9 @@ static u32 smbd_recv_data(struct smbd_conn *conn, struct smbd_recv_io *io)
 		goto bad;
 	if (hdr.data_length) {
 		if (offset == 0) {
+			if (total > SMBD_MAX_SETUP_PDU &&
+			    READ_ONCE(conn->state) < SMBD_CONN_OWNED)
+				return SMBD_REASON_BAD_SMB2;
 			conn->rx_pdu = kvmalloc(total, GFP_KERNEL);
 			if (!conn->rx_pdu)
 				return SMBD_REASON_NO_MEMORY;

@@ -72,6 +72,23 @@ static int smbd_adopt(struct smbd_conn *conn, struct smbd_file *file,
 	kev = smbd_kevent_alloc(SMBD_EVENT_NEW_CHANNEL, conn->id, GFP_KERNEL);
 	if (!kev)
 		return -ENOMEM;
+	if (!conn->disconnected_ev)
+		conn->disconnected_ev = smbd_kevent_alloc(SMBD_EVENT_DISCONNECTED,
+							  conn->id, GFP_KERNEL);
+	if (!conn->disconnected_ev) {
+		smbd_kevent_free(kev);
+		return -ENOMEM;
+	}
+	kev->ev.flags = channel_flags;
+	kev->ev.u.new_channel.session_id = conn->session_id;
+	kev->ev.u.new_channel.negotiate_req_len = conn->neg_req_len;
+	kev->ev.u.new_channel.negotiate_resp_len = conn->neg_resp_len;
+	kev->ev.u.new_channel.session_setup_len = conn->setup_len;
+	kev->ev.u.new_channel.dialect = conn->dialect;
+	kev->ev.u.new_channel.local = conn->local;
+	kev->ev.u.new_channel.remote = conn->remote;
+	kev->ev.data_len = conn->neg_req_len + conn->neg_resp_len +
+			   conn->setup_len;
 
 	kref_get(&conn->ref);
 	ret = xa_insert(&file->conns, conn->id, conn, GFP_KERNEL);
@@ -93,30 +110,22 @@ static int smbd_adopt(struct smbd_conn *conn, struct smbd_file *file,
 	conn->owner = file;
 	conn->state = SMBD_CONN_OWNED;
 	conn->keepalive = SMBD_KEEPALIVE_NONE;
-	spin_unlock_irqrestore(&conn->lock, flags);
-
-	kev->ev.flags = channel_flags;
-	kev->ev.u.new_channel.session_id = conn->session_id;
-	kev->ev.u.new_channel.negotiate_req_len = conn->neg_req_len;
-	kev->ev.u.new_channel.negotiate_resp_len = conn->neg_resp_len;
-	kev->ev.u.new_channel.session_setup_len = conn->setup_len;
-	kev->ev.u.new_channel.dialect = conn->dialect;
-	kev->ev.u.new_channel.local = conn->local;
-	kev->ev.u.new_channel.remote = conn->remote;
-	kev->ev.data_len = conn->neg_req_len + conn->neg_resp_len +
-			   conn->setup_len;
+	smbd_conn_leave_setup_locked(conn);
 	kev->data = conn->setup_bytes;
 	conn->setup_bytes = NULL;
-	list_del_init(&conn->offer_node);
-
-	/* before any PDU event: smb2_work delivers the held ones next */
-	ret = smbd_event_push(file, kev);
-	if (ret) {
-		smbd_kevent_free(kev);
-		smbd_conn_fail(conn, smbd_event_lost_reason(ret));
-	}
-	smbd_conn_arm_timer(conn, conn->params->keepalive_interval_ms);
+	/*
+	 * Under the lock that made it OWNED: the NEW_CHANNEL goes before any
+	 * PDU (the held ones follow from smb2_work, and the receive path
+	 * waits for them), and a teardown starting later cancels the work.
+	 * The push cannot fail: the file is not closing (smbd_lock) and
+	 * NEW_CHANNEL is exempt from the queue bound.
+	 */
+	WARN_ON_ONCE(smbd_event_push(file, kev));
 	queue_work(smbd_wq, &conn->smb2_work);
+	spin_unlock_irqrestore(&conn->lock, flags);
+
+	list_del_init(&conn->offer_node);
+	smbd_conn_arm_timer(conn, conn->params->keepalive_interval_ms);
 	return 0;
 }
 

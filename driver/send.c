@@ -102,7 +102,7 @@ int smbd_send_queue_pdu(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
 				conn->cp.max_fragmented_send_size, &pdu->plan))
 		return -EMSGSIZE;
 	spin_lock_irqsave(&conn->lock, flags);
-	if (conn->state == SMBD_CONN_DISCONNECTING)
+	if (conn->state == SMBD_CONN_DISCONNECTING || conn->closing)
 		ret = -ENOTCONN;
 	else
 		list_add_tail(&pdu->node, &conn->send_queue);
@@ -155,8 +155,10 @@ static enum smbd_send_step smbd_send_one_locked(struct smbd_conn *conn,
 	verdict = smbd_credits_send(&conn->credits, &grant);
 	if (verdict == SMBD_SEND_NEED_GRANT) {
 		/* MS-SMBD 3.1.5.9: post one more receive, then grant it */
-		if (smbd_recv_post_extra_locked(conn))
-			return SMBD_STEP_IDLE;
+		int ret = smbd_recv_post_extra_locked(conn);
+
+		if (ret)
+			return ret == -ENOBUFS ? SMBD_STEP_IDLE : SMBD_STEP_ERROR;
 		verdict = smbd_credits_send(&conn->credits, &grant);
 	}
 	if (verdict != SMBD_SEND_OK) {
@@ -282,11 +284,12 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 void smbd_send_flush(struct smbd_conn *conn)
 {
 	struct smbd_pdu_out *pdu, *tmp;
+	unsigned long flags;
 	LIST_HEAD(list);
 
-	spin_lock_irq(&conn->lock);
+	spin_lock_irqsave(&conn->lock, flags);
 	list_splice_init(&conn->send_queue, &list);
-	spin_unlock_irq(&conn->lock);
+	spin_unlock_irqrestore(&conn->lock, flags);
 	list_for_each_entry_safe(pdu, tmp, &list, node) {
 		smbd_send_notify(conn, pdu, -ENOTCONN);
 		smbd_pdu_out_free(pdu);
@@ -413,6 +416,32 @@ int smbd_ioctl_send_pdu(struct smbd_file *file, void *cmd)
 	return 0;
 }
 
+/*
+ * Like closing a TCP socket: what was queued goes out first, then the
+ * connection ends with SMBD_REASON_LOCAL.
+ */
+static void smbd_send_close(struct smbd_conn *conn)
+{
+	struct smbd_pdu_out *last = NULL;
+	unsigned long flags;
+	bool now = true;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	conn->closing = true;
+	if (!list_empty(&conn->send_queue))
+		last = list_last_entry(&conn->send_queue, struct smbd_pdu_out,
+				       node);
+	if (last && !last->final_reason &&
+	    conn->state != SMBD_CONN_DISCONNECTING) {
+		last->final_reason = SMBD_REASON_LOCAL;
+		queue_work(smbd_wq, &conn->send_work);
+		now = false;
+	}
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (now)
+		smbd_conn_fail(conn, SMBD_REASON_LOCAL);
+}
+
 int smbd_ioctl_disconnect(struct smbd_file *file, void *cmd)
 {
 	struct smbd_disconnect *d = cmd;
@@ -423,7 +452,7 @@ int smbd_ioctl_disconnect(struct smbd_file *file, void *cmd)
 	conn = smbd_file_conn(file, d->conn_id);
 	if (!conn)
 		return -ENOENT;
-	smbd_conn_fail(conn, SMBD_REASON_LOCAL);
+	smbd_send_close(conn);
 	smbd_conn_put(conn);
 	return 0;
 }

@@ -230,6 +230,7 @@ void smbd_smb2_work(struct work_struct *work)
 			if (kev) {
 				list_del(&kev->node);
 				conn->nr_held--;
+				conn->queued_bytes -= kev->ev.data_len;
 			}
 		}
 		spin_unlock_irqrestore(&conn->lock, flags);

@@ -33,6 +33,17 @@
 #define SMBD_MAX_IO_SIZE 65536		/* max send / receive size */
 #define SMBD_MAX_CREDITS 1024		/* receives posted, send slots */
 #define SMBD_CONN_MAX_QUEUED 64		/* unread PDUs before credits stop */
+#define SMBD_MIN_QUEUE_DEPTH 8		/* a device with less is refused */
+/*
+ * Before a connection has an owner, nobody has authenticated its peer: its
+ * PDUs may be at most SMBD_MAX_SETUP_PDU (a NEGOTIATE is small, a
+ * SESSION_SETUP's security buffer at most 64 KiB), it gets no new credits
+ * once SMBD_MAX_SETUP_HELD are held (so it holds what the credits it has
+ * carry), and only SMBD_MAX_SETUP_CONNS connections are in that phase.
+ */
+#define SMBD_MAX_SETUP_HELD 2
+#define SMBD_MAX_SETUP_PDU (128U << 10)
+#define SMBD_MAX_SETUP_CONNS 64
 #define SMBD_SMB2_RESP_MAX (SMBD_MAX_SEC_BLOB + 1024)
 
 /* Module parameters (main.c). */
@@ -125,7 +136,7 @@ struct smbd_conn {
 	struct ib_cq *cq;
 	struct smbd_sockaddr local;
 	struct smbd_sockaddr remote;
-	struct smbd_local_params lp;	/* params->local within device limits */
+	struct smbd_local_params lp;	/* params->local, credits within the device's */
 
 	spinlock_t lock;	/* everything below unless said otherwise */
 	enum smbd_conn_state state;
@@ -144,6 +155,8 @@ struct smbd_conn {
 	struct list_head recv_free;
 	bool spare_posted;	/* one receive beyond the credits */
 	u32 pdus_queued;	/* PDU events not read by the owner */
+	u64 queued_bytes;	/* of those and the held ones */
+	bool in_setup;		/* counted in smbd_setup_conns */
 	struct list_head held;	/* PDU_RECEIVED smbd_kevents, no owner yet */
 	u32 nr_held;
 	bool direct;		/* owned and nothing held: deliver at once */
@@ -158,6 +171,7 @@ struct smbd_conn {
 	struct list_head send_free;
 	struct list_head send_queue;	/* smbd_pdu_out */
 	bool immediate;		/* an empty message is due */
+	bool closing;		/* DISCONNECT: no more PDUs are taken */
 	enum smbd_keepalive keepalive;
 	unsigned long stall_since;	/* jiffies; 0: not waiting for credits */
 	unsigned long deadline;		/* negotiate/accept, or keepalive */
@@ -172,6 +186,7 @@ struct smbd_conn {
 	u8 *neg_req;
 	u8 *neg_resp;
 	u8 *setup_bytes;	/* NEGOTIATE req, resp, SESSION_SETUP */
+	struct smbd_kevent *disconnected_ev;	/* for the owner, from adoption */
 	u32 neg_req_len;
 	u32 neg_resp_len;
 	u32 setup_len;
@@ -193,14 +208,16 @@ void smbd_conn_set_deadline_locked(struct smbd_conn *conn, u32 ms);
 void smbd_conn_rearm_locked(struct smbd_conn *conn);
 void smbd_conn_established(struct smbd_conn *conn);
 void smbd_conns_shutdown(void);
+void smbd_conn_leave_setup_locked(struct smbd_conn *conn);
 extern struct xarray smbd_conns;
+extern atomic_t smbd_setup_conns;
 
 /* recv.c */
 int smbd_recv_post_first(struct smbd_conn *conn);
 int smbd_recv_post_extra_locked(struct smbd_conn *conn);
 void smbd_recv_negotiate(struct smbd_conn *conn, struct smbd_recv_io *io);
 void smbd_recv_refill(struct smbd_conn *conn);
-void smbd_conn_pdu_consumed(struct smbd_conn *conn);
+void smbd_conn_pdu_consumed(struct smbd_conn *conn, u32 len);
 void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 
 /* send.c */
@@ -209,6 +226,7 @@ int smbd_send_queue_pdu(struct smbd_conn *conn, struct smbd_pdu_out *pdu);
 struct smbd_pdu_out *smbd_pdu_out_alloc(u32 len);
 void smbd_pdu_out_free(struct smbd_pdu_out *pdu);
 void smbd_send_kick(struct smbd_conn *conn);
+void smbd_smb2_kick(struct smbd_conn *conn);
 void smbd_send_work(struct work_struct *work);
 void smbd_send_flush(struct smbd_conn *conn);
 void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc);

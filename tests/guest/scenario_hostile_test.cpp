@@ -21,7 +21,8 @@ bool reaches_owner(Hostile h)
 {
     return h == Hostile::none || h == Hostile::never_grant ||
            h == Hostile::mid_fragment_disconnect ||
-           h == Hostile::ignore_keepalive || h == Hostile::flood;
+           h == Hostile::ignore_keepalive || h == Hostile::flood ||
+           h == Hostile::pipelined_setup;
 }
 
 class HostileMode : public Scenario,

@@ -22,7 +22,7 @@ TEST(ClientHostile, NamesRoundTrip)
         EXPECT_FALSE(m.rule.empty()) << m.name;
         EXPECT_TRUE(names.insert(std::string(m.name)).second) << m.name;
     }
-    EXPECT_EQ(names.size(), size_t(Hostile::first_not_negotiate) + 1);
+    EXPECT_EQ(names.size(), size_t(Hostile::pipelined_setup) + 1);
 }
 
 TEST(ClientHostile, UnknownNameRefused)

@@ -60,6 +60,13 @@ constexpr HostileInfo modes[] = {
      "the first SMB2 PDU is a NEGOTIATE cut off in its fixed part"},
     {Hostile::first_not_negotiate, "first-not-negotiate", REASON(BAD_SMB2),
      "the first SMB2 PDU is a SESSION_SETUP instead of a NEGOTIATE"},
+    {Hostile::oversized_setup, "oversized-setup", REASON(BAD_SMB2),
+     "the first SMB2 PDU is a NEGOTIATE padded to 256 KiB; before a "
+     "connection has an owner the driver takes no PDU above 128 KiB"},
+    {Hostile::pipelined_setup, "pipelined-setup", REASON(PEER),
+     "sends SESSION_SETUP and all its PDUs at once, before any answer; the "
+     "driver holds them until the connection has an owner (granting no new "
+     "credits once two are held) and loses none"},
 };
 
 #undef REASON

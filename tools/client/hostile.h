@@ -31,6 +31,8 @@ enum class Hostile {
     flood,
     bad_smb2_negotiate,
     first_not_negotiate,
+    oversized_setup,
+    pipelined_setup,
 };
 
 struct HostileInfo {

@@ -114,6 +114,8 @@ private:
             return;
         if (!smb2_negotiate())
             return;
+        if (hostile(Hostile::pipelined_setup))
+            return pipelined_setup();
         if (!session_setup())
             return;
         echoes();
@@ -293,9 +295,59 @@ private:
             // are posted again
             c_->set_repost_receives(false);
             return true;
+        case Hostile::oversized_setup: {
+            auto pdu = *build_smb2_negotiate(opt_.smb2);
+            pdu.resize(256 << 10);
+            // the server may cut it off at its first fragment
+            if (auto st = c_->send_pdu(pdu);
+                !st && st.error().code != make_error_code(Errc::peer_disconnected)) {
+                fail("sending the oversized NEGOTIATE", st.error());
+                return false;
+            }
+            expect_disconnect();
+            return false;
+        }
         default:
             return true;
         }
+    }
+
+    // SESSION_SETUP and the PDUs behind it without waiting; the echoes carry
+    // SessionId 0 since the session is not known when they are sent.
+    void pipelined_setup()
+    {
+        SessionSetupOptions so;
+        so.message_id = SESSION_SETUP_MESSAGE_ID;
+        so.binding = opt_.bind;
+        so.session_id = opt_.bind_session;
+        if (auto st = c_->send_pdu(build_smb2_session_setup(so)); !st)
+            return fail("sending SESSION_SETUP", st.error());
+        for (uint32_t i = 0; i < opt_.pdus; i++) {
+            EchoSpec e = echo(i);
+            e.session_id = opt_.bind ? opt_.bind_session : 0;
+            if (auto st = c_->send_pdu(build_echo_pdu(e)); !st)
+                return fail("sending PDU " + std::to_string(i + 1), st.error());
+        }
+        step("sent SESSION_SETUP and " + std::to_string(opt_.pdus) +
+             " PDUs without waiting");
+        auto resp = c_->recv_pdu(opt_.connect.timeout);
+        if (!resp)
+            return fail("SESSION_SETUP response", resp.error());
+        if (auto ss = parse_smb2_session_setup_response(*resp); !ss)
+            return fail("SESSION_SETUP response", ss.error());
+        for (uint32_t i = 0; i < opt_.pdus; i++) {
+            auto got = c_->recv_pdu(opt_.connect.timeout);
+            EchoSpec e = echo(i);
+            e.session_id = opt_.bind ? opt_.bind_session : 0;
+            if (!got)
+                return fail("echo of PDU " + std::to_string(i + 1), got.error());
+            if (auto st = verify_echo(e, *got); !st)
+                return finish(false, st.error().message);
+            r_.pdus_verified++;
+        }
+        finish(true, echoed_text() + ", in order, after a pipelined "
+                                     "SESSION_SETUP; the client closed the "
+                                     "connection");
     }
 
     bool smb2_negotiate()

@@ -27,8 +27,7 @@
  *  EBUSY       the role is already held by another file (SET_PARAMS, LISTEN),
  *              or the session is registered by another file
  *  ENOENT      unknown connection id, session id or token
- *  ENOSPC      no room: the event queue could not hold the completions a
- *              batch would produce, or the pool has no such buffer
+ *  ENOSPC      no room: the pool has no such buffer
  *  EMSGSIZE    GET_EVENTS: the first pending event's data does not fit in
  *              data_len (out_data_used tells the size needed); SEND_PDU: a PDU
  *              larger than the connection's negotiated MaxFragmentedSize
@@ -406,7 +405,8 @@ struct smbd_event {
  * Events of one connection keep their order; DISCONNECTED is its last.
  * When out_max_events are queued, further events are lost and counted in
  * an OVERFLOW record at the head of the next batch, except NEW_CHANNEL and
- * DISCONNECTED, which are always queued. A connection whose PDU_RECEIVED
+ * DISCONNECTED, which are always queued. A caller that asks for more
+ * SEND_DONE notifications than it reads may lose some this way. A connection whose PDU_RECEIVED
  * is lost is disconnected (SMBD_REASON_NO_MEMORY).
  */
 struct smbd_get_events {
@@ -554,8 +554,10 @@ struct smbd_rdma_rw {
  * @flags: must be 0
  * @conn_id: connection owned by this file
  *
- * A DISCONNECTED event with SMBD_REASON_LOCAL follows once the connection's
- * outstanding operations are drained.
+ * Like closing a socket: PDUs already accepted by SEND_PDU go out first,
+ * later SEND_PDUs fail with ENOTCONN, and a DISCONNECTED event with
+ * SMBD_REASON_LOCAL follows once the connection's outstanding operations
+ * are drained.
  */
 struct smbd_disconnect {
 	__u32 size;
