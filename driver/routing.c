@@ -122,10 +122,11 @@ static int smbd_adopt(struct smbd_conn *conn, struct smbd_file *file,
 	 */
 	WARN_ON_ONCE(smbd_event_push(file, kev));
 	queue_work(smbd_wq, &conn->smb2_work);
+	smbd_conn_set_deadline_locked(conn,
+				      conn->params->keepalive_interval_ms);
 	spin_unlock_irqrestore(&conn->lock, flags);
 
 	list_del_init(&conn->offer_node);
-	smbd_conn_arm_timer(conn, conn->params->keepalive_interval_ms);
 	return 0;
 }
 

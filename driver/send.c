@@ -427,12 +427,18 @@ static void smbd_send_close(struct smbd_conn *conn)
 	bool now = true;
 
 	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->closing) {
+		/* the first DISCONNECT's close is under way */
+		spin_unlock_irqrestore(&conn->lock, flags);
+		return;
+	}
 	conn->closing = true;
+	/* posted messages complete before the QP goes to error */
+	conn->linger = true;
 	if (!list_empty(&conn->send_queue))
 		last = list_last_entry(&conn->send_queue, struct smbd_pdu_out,
 				       node);
-	if (last && !last->final_reason &&
-	    conn->state != SMBD_CONN_DISCONNECTING) {
+	if (last && conn->state != SMBD_CONN_DISCONNECTING) {
 		last->final_reason = SMBD_REASON_LOCAL;
 		queue_work(smbd_wq, &conn->send_work);
 		now = false;

@@ -557,7 +557,8 @@ struct smbd_rdma_rw {
  * Like closing a socket: PDUs already accepted by SEND_PDU go out first,
  * later SEND_PDUs fail with ENOTCONN, and a DISCONNECTED event with
  * SMBD_REASON_LOCAL follows once the connection's outstanding operations
- * are drained.
+ * are drained (with a timeout reason instead if the peer stops granting
+ * credits meanwhile). A second DISCONNECT changes nothing.
  */
 struct smbd_disconnect {
 	__u32 size;
