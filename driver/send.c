@@ -152,6 +152,19 @@ static enum smbd_send_step smbd_send_one_locked(struct smbd_conn *conn,
 	if (list_empty(&conn->send_free))
 		return SMBD_STEP_IDLE;	/* a send completion kicks again */
 
+	if (conn->keepalive == SMBD_KEEPALIVE_PENDING &&
+	    conn->credits.recv_posted == 0) {
+		/*
+		 * Throttled while smbd is slow, the peer may hold no credit to
+		 * answer the keepalive with: grant it one receive, or an idle
+		 * but live peer would be dropped for smbd's slowness.
+		 */
+		int ret = smbd_recv_post_extra_locked(conn);
+
+		if (ret && ret != -ENOBUFS)
+			return SMBD_STEP_ERROR;
+	}
+
 	verdict = smbd_credits_send(&conn->credits, &grant);
 	if (verdict == SMBD_SEND_NEED_GRANT) {
 		/* MS-SMBD 3.1.5.9: post one more receive, then grant it */

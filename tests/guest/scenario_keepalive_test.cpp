@@ -77,5 +77,47 @@ TEST_F(Keepalive, ClientThatIgnoresKeepalivesIsDisconnectedForIt)
     EXPECT_GE(delta("keepalives_sent"), 1);
 }
 
+// smbd stops reading for four keepalive intervals while the peer has more
+// PDUs to send than the driver queues: the driver stops granting credits,
+// but grants one with each keepalive request, so the live peer can answer
+// and nothing is lost once smbd reads again.
+TEST_F(Keepalive, SlowOwnerDoesNotCostALivePeerItsConnection)
+{
+    constexpr uint32_t kPdus = 400, kSize = 4096;
+    Smbd smbd(keepalive_params(), false, {kSession});
+    auto client = peer([&]() -> std::string {
+        auto c = negotiated_client();
+        if (!c)
+            return "connect and negotiate: " + c.error().message;
+        auto ss = (*c)->session_setup(session_setup_options(true, kSession));
+        if (!ss)
+            return "binding SESSION_SETUP: " + ss.error().message;
+        for (uint32_t i = 0; i < kPdus; i++)
+            if (auto st = (*c)->send_pdu(test_pdu(kSession, i, kSize)); !st)
+                return "PDU " + std::to_string(i) + ": " + st.error().message;
+        for (uint32_t i = 0; i < kPdus; i++) {
+            auto got = (*c)->recv_pdu(20s);
+            if (!got)
+                return "echo " + std::to_string(i) + ": " + got.error().message;
+        }
+        (*c)->close();
+        return "";
+    });
+    ASSERT_TRUE(smbd.serve([&] {
+        for (const Event &ev : smbd.master_events())
+            if (ev.type() == SMBD_EVENT_NEW_CHANNEL)
+                return true;
+        return false;
+    })) << verdict(client);
+    std::this_thread::sleep_for(4s);
+    ASSERT_TRUE(smbd.serve_peer(client)) << describe(smbd.master_events());
+    EXPECT_EQ(verdict(client), "");
+    EXPECT_GE(delta("credit_stalls") + delta("keepalives_sent"), 1);
+    EXPECT_EQ(delta("disconnect_keepalive_timeout"), 0);
+    ASSERT_EQ(smbd.disconnects().size(), 1u);
+    EXPECT_EQ(smbd.disconnects().begin()->second, SMBD_REASON_PEER)
+        << describe(smbd.master_events());
+}
+
 } // namespace
 } // namespace scenario
