@@ -170,9 +170,11 @@ static enum smbd_send_step smbd_send_one_locked(struct smbd_conn *conn,
 		/* MS-SMBD 3.1.5.9: post one more receive, then grant it */
 		int ret = smbd_recv_post_extra_locked(conn);
 
-		if (ret)
-			return ret == -ENOBUFS ? SMBD_STEP_IDLE : SMBD_STEP_ERROR;
-		verdict = smbd_credits_send(&conn->credits, &grant);
+		if (ret && ret != -ENOBUFS)
+			return SMBD_STEP_ERROR;
+		/* every receive is out: wait for the peer like for a credit */
+		if (!ret)
+			verdict = smbd_credits_send(&conn->credits, &grant);
 	}
 	if (verdict != SMBD_SEND_OK) {
 		if (pdu || conn->immediate)
