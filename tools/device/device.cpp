@@ -219,6 +219,13 @@ int Device::unregister_session(uint64_t session_id)
     return raw(SMBD_IOC_UNREGISTER_SESSION, &s);
 }
 
+int Device::get_mem_params(smbd_mem_params &out)
+{
+    out = {};
+    out.size = sizeof(out);
+    return raw(SMBD_IOC_GET_MEM_PARAMS, &out);
+}
+
 int Device::get_events(std::vector<Event> &out, uint32_t max_events,
                        uint32_t data_len, uint32_t *data_needed)
 {

@@ -102,6 +102,8 @@ public:
                uint64_t &conn_id);
     int register_session(uint64_t session_id);
     int unregister_session(uint64_t session_id);
+    // The pool's geometry; the first call on a file allocates the pool.
+    int get_mem_params(smbd_mem_params &out);
     // Appends up to max_events events; data_len is the data area offered.
     // With EMSGSIZE, *data_needed (if given) is what the first event needs.
     int get_events(std::vector<Event> &out, uint32_t max_events = 64,
