@@ -58,6 +58,11 @@ Request session(size_t extra)
     return Request(s, extra);
 }
 
+Request get_mem_params(size_t extra)
+{
+    return Request(sized<smbd_mem_params>(), extra);
+}
+
 Request get_events(size_t extra)
 {
     auto g = sized<smbd_get_events>();
@@ -98,6 +103,7 @@ const std::vector<Command> &offered_commands()
         {"REGISTER_SESSION", SMBD_IOC_REGISTER_SESSION, session, {}, 0},
         {"UNREGISTER_SESSION", SMBD_IOC_UNREGISTER_SESSION, session, {},
          ENOENT},
+        {"GET_MEM_PARAMS", SMBD_IOC_GET_MEM_PARAMS, get_mem_params, {}, 0},
         {"GET_EVENTS", SMBD_IOC_GET_EVENTS, get_events,
          {offsetof(smbd_get_events, __reserved)}, EAGAIN},
         {"SEND_PDU", SMBD_IOC_SEND_PDU, send_pdu,

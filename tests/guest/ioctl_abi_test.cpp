@@ -29,13 +29,13 @@ TEST(GetInfo, ReportsAbiAndLimits)
     EXPECT_GE(info.out_max_pdu_size, 1u << 20);
 }
 
-TEST(GetInfo, ReportsTheControlPathFeaturesAndNotPoolOrRdma)
+TEST(GetInfo, ReportsTheControlPathAndPoolFeaturesAndNotRdma)
 {
     const uint64_t want = SMBD_FEATURE_SET_PARAMS | SMBD_FEATURE_LISTEN |
                           SMBD_FEATURE_SESSIONS | SMBD_FEATURE_EVENTS |
                           SMBD_FEATURE_SEND_PDU |
                           SMBD_FEATURE_SEND_INVALIDATE |
-                          SMBD_FEATURE_DISCONNECT;
+                          SMBD_FEATURE_POOL | SMBD_FEATURE_DISCONNECT;
     EXPECT_EQ(device_info().out_features, want);
 }
 
@@ -162,17 +162,12 @@ TEST(Ioctl, UnknownCommandsAreNotTty)
     }
 }
 
-// GET_MEM_PARAMS and RDMA_RW come with the pool: until their feature bits
-// are reported, they are not offered.
-TEST(Ioctl, PoolAndRdmaCommandsAreNotTtyWithoutTheirFeatures)
+// RDMA_RW comes after the pool: until its feature bit is reported, it is
+// not offered.
+TEST(Ioctl, RdmaRwIsNotTtyWithoutItsFeature)
 {
-    smbd_info info = device_info();
-    ASSERT_FALSE(info.out_features & SMBD_FEATURE_POOL);
-    ASSERT_FALSE(info.out_features & SMBD_FEATURE_RDMA_RW);
+    ASSERT_FALSE(device_info().out_features & SMBD_FEATURE_RDMA_RW);
     Device dev = open_device();
-    smbd_mem_params mem{};
-    mem.size = sizeof(mem);
-    EXPECT_EQ(dev.raw(SMBD_IOC_GET_MEM_PARAMS, &mem), ENOTTY);
     smbd_rw_op op{};
     op.conn_id = 1;
     op.direction = SMBD_RW_WRITE_TO_PEER;

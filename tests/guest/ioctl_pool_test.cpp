@@ -1,0 +1,390 @@
+// The buffer pool: GET_MEM_PARAMS and the mmap() contract of smbd_mem_params
+// (lazy, zeroed, MAP_SHARED at exactly the reported offset and size, not
+// inherited by fork, not growable, the same pages for every mapping of a
+// file, valid until unmapped, released with the last mapping and fd).
+#include <linux/smbd.h>
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <chrono>
+#include <functional>
+#include <sys/mman.h>
+#include <thread>
+#include <vector>
+
+#include "guest.h"
+#include "memory.h"
+
+namespace guest {
+namespace {
+
+// Offsets written in every buffer: both ends and a few pages in between,
+// so that a pool of pages stitched together wrongly shows up.
+std::vector<size_t> probe_offsets(size_t buffer_size)
+{
+    const size_t page = page_size();
+    std::vector<size_t> out;
+    for (size_t off : {size_t{0}, page, buffer_size / 2, buffer_size - page,
+                       buffer_size - 1})
+        if (off < buffer_size && (out.empty() || off > out.back()))
+            out.push_back(off);
+    return out;
+}
+
+// Never zero, different per buffer, probe and seed.
+uint8_t pattern(uint8_t seed, size_t buffer, size_t probe)
+{
+    return static_cast<uint8_t>(1 + (seed + buffer * 7 + probe * 13) % 255);
+}
+
+void write_pattern(uint8_t *base, const smbd_mem_params &mem, uint8_t seed)
+{
+    const auto offsets = probe_offsets(mem.out_buffer_size);
+    for (size_t i = 0; i < mem.out_buffer_count; i++)
+        for (size_t k = 0; k < offsets.size(); k++)
+            base[i * mem.out_buffer_size + offsets[k]] = pattern(seed, i, k);
+}
+
+::testing::AssertionResult has_pattern(const uint8_t *base,
+                                       const smbd_mem_params &mem,
+                                       uint8_t seed)
+{
+    const auto offsets = probe_offsets(mem.out_buffer_size);
+    for (size_t i = 0; i < mem.out_buffer_count; i++)
+        for (size_t k = 0; k < offsets.size(); k++) {
+            const size_t at = i * mem.out_buffer_size + offsets[k];
+            if (base[at] != pattern(seed, i, k))
+                return ::testing::AssertionFailure()
+                       << "buffer " << i << " offset " << offsets[k]
+                       << ": " << int{base[at]} << " instead of "
+                       << int{pattern(seed, i, k)};
+        }
+    return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult all_zero(const uint8_t *base, size_t length)
+{
+    for (size_t at = 0; at < length; at++)
+        if (base[at])
+            return ::testing::AssertionFailure()
+                   << "byte " << at << " is " << int{base[at]};
+    return ::testing::AssertionSuccess();
+}
+
+// A fresh file with its pool's geometry.
+class Pool : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        ASSERT_TRUE(dev_.ok()) << strerror(dev_.error());
+        ASSERT_EQ(dev_.get_mem_params(mem_), 0);
+        ASSERT_GT(mem_.out_mmap_size, page_size());
+    }
+    Mapping map(int flags = MAP_SHARED)
+    {
+        return Mapping(dev_.fd(), mem_.out_mmap_size,
+                       static_cast<int64_t>(mem_.out_mmap_offset), flags);
+    }
+
+    Device dev_ = open_device();
+    smbd_mem_params mem_{};
+};
+
+TEST_F(Pool, GetMemParamsReportsTheGeometryOfGetInfo)
+{
+    const smbd_info info = device_info();
+    EXPECT_EQ(mem_.size, sizeof(mem_));
+    EXPECT_EQ(mem_.out_buffer_count, info.out_pool_buffers);
+    EXPECT_EQ(mem_.out_buffer_count, 64u);
+    EXPECT_EQ(mem_.out_buffer_size, info.out_buffer_size);
+    EXPECT_EQ(mem_.out_buffer_size, 1u << 20);
+    EXPECT_EQ(mem_.out_mmap_size,
+              uint64_t{mem_.out_buffer_count} * mem_.out_buffer_size);
+    EXPECT_EQ(mem_.out_mmap_size, info.out_mmap_size);
+    EXPECT_EQ(mem_.out_mmap_offset, 0u);
+}
+
+TEST_F(Pool, GetMemParamsIsTheSameOnEveryCall)
+{
+    smbd_mem_params again{};
+    ASSERT_EQ(dev_.get_mem_params(again), 0);
+    EXPECT_EQ(again.out_buffer_count, mem_.out_buffer_count);
+    EXPECT_EQ(again.out_buffer_size, mem_.out_buffer_size);
+    EXPECT_EQ(again.out_mmap_size, mem_.out_mmap_size);
+    EXPECT_EQ(again.out_mmap_offset, mem_.out_mmap_offset);
+}
+
+TEST_F(Pool, ExactSharedMappingStartsZeroed)
+{
+    Mapping m = map();
+    ASSERT_TRUE(m.ok()) << strerror(m.error());
+    EXPECT_TRUE(all_zero(m.data(), m.size()));
+}
+
+TEST_F(Pool, WritesToEveryBufferReadBack)
+{
+    Mapping m = map();
+    ASSERT_TRUE(m.ok()) << strerror(m.error());
+    write_pattern(m.data(), mem_, 1);
+    EXPECT_TRUE(has_pattern(m.data(), mem_, 1));
+}
+
+TEST_F(Pool, EveryMappingOfTheFileShowsTheSamePages)
+{
+    Mapping first = map(), second = map();
+    ASSERT_TRUE(first.ok()) << strerror(first.error());
+    ASSERT_TRUE(second.ok()) << strerror(second.error());
+    ASSERT_NE(first.data(), second.data());
+    write_pattern(first.data(), mem_, 2);
+    EXPECT_TRUE(has_pattern(second.data(), mem_, 2));
+    write_pattern(second.data(), mem_, 3);
+    EXPECT_TRUE(has_pattern(first.data(), mem_, 3));
+}
+
+TEST_F(Pool, EachFileHasItsOwnZeroedPool)
+{
+    Mapping mine = map();
+    ASSERT_TRUE(mine.ok()) << strerror(mine.error());
+    write_pattern(mine.data(), mem_, 4);
+
+    Device other = open_device();
+    smbd_mem_params other_mem{};
+    ASSERT_EQ(other.get_mem_params(other_mem), 0);
+    Mapping theirs(other.fd(), other_mem.out_mmap_size,
+                   static_cast<int64_t>(other_mem.out_mmap_offset),
+                   MAP_SHARED);
+    ASSERT_TRUE(theirs.ok()) << strerror(theirs.error());
+    EXPECT_TRUE(all_zero(theirs.data(), theirs.size()));
+    write_pattern(theirs.data(), other_mem, 5);
+    EXPECT_TRUE(has_pattern(mine.data(), mem_, 4));
+}
+
+// The pool is allocated by whichever comes first, GET_MEM_PARAMS or mmap;
+// GET_INFO tells the size and GET_MEM_PARAMS the offset 0 checked above.
+TEST(PoolLazy, MmapWorksWithoutGetMemParamsFirst)
+{
+    const smbd_info info = device_info();
+    Device dev = open_device();
+    Mapping m(dev.fd(), info.out_mmap_size, 0, MAP_SHARED);
+    ASSERT_TRUE(m.ok()) << strerror(m.error());
+    EXPECT_TRUE(all_zero(m.data(), m.size()));
+
+    smbd_mem_params mem{};
+    ASSERT_EQ(dev.get_mem_params(mem), 0);
+    EXPECT_EQ(mem.out_mmap_size, info.out_mmap_size);
+    EXPECT_EQ(mem.out_mmap_offset, 0u);
+    // the pool GET_MEM_PARAMS describes is the one already mapped
+    write_pattern(m.data(), mem, 6);
+    Mapping again(dev.fd(), mem.out_mmap_size,
+                  static_cast<int64_t>(mem.out_mmap_offset), MAP_SHARED);
+    ASSERT_TRUE(again.ok()) << strerror(again.error());
+    EXPECT_TRUE(has_pattern(again.data(), mem, 6));
+}
+
+TEST_F(Pool, PrivateMappingIsInvalid)
+{
+    for (int prot : {PROT_READ | PROT_WRITE, PROT_READ}) {
+        SCOPED_TRACE(prot);
+        Mapping m(dev_.fd(), mem_.out_mmap_size,
+                  static_cast<int64_t>(mem_.out_mmap_offset), MAP_PRIVATE,
+                  prot);
+        EXPECT_FALSE(m.ok());
+        EXPECT_EQ(m.error(), EINVAL);
+    }
+}
+
+TEST_F(Pool, LengthOtherThanTheMmapSizeIsInvalid)
+{
+    const size_t page = page_size();
+    for (size_t length : {size_t{mem_.out_mmap_size} - page,
+                          size_t{mem_.out_mmap_size} + page, page}) {
+        SCOPED_TRACE(length);
+        Mapping m(dev_.fd(), length,
+                  static_cast<int64_t>(mem_.out_mmap_offset), MAP_SHARED);
+        EXPECT_FALSE(m.ok());
+        EXPECT_EQ(m.error(), EINVAL);
+    }
+}
+
+TEST_F(Pool, OffsetOtherThanTheMmapOffsetIsInvalid)
+{
+    for (uint64_t offset : {mem_.out_mmap_offset + page_size(),
+                            mem_.out_mmap_offset + mem_.out_mmap_size}) {
+        SCOPED_TRACE(offset);
+        Mapping m(dev_.fd(), mem_.out_mmap_size, static_cast<int64_t>(offset),
+                  MAP_SHARED);
+        EXPECT_FALSE(m.ok());
+        EXPECT_EQ(m.error(), EINVAL);
+    }
+}
+
+// VM_DONTEXPAND: mm/mremap.c refuses to grow such a mapping with EFAULT,
+// whether it could stay in place or would have to move.
+TEST_F(Pool, MappingCannotGrow)
+{
+    Mapping m = map();
+    ASSERT_TRUE(m.ok()) << strerror(m.error());
+    write_pattern(m.data(), mem_, 7);
+    const size_t bigger = m.size() + page_size();
+    for (int flags : {MREMAP_MAYMOVE, 0}) {
+        SCOPED_TRACE(flags);
+        errno = 0;
+        void *p = ::mremap(m.data(), m.size(), bigger, flags);
+        EXPECT_EQ(p, MAP_FAILED);
+        EXPECT_EQ(errno, EFAULT);
+        if (p != MAP_FAILED) {
+            // it moved or grew: put it back where Mapping will unmap it
+            ::munmap(p, bigger);
+            return;
+        }
+    }
+    EXPECT_TRUE(has_pattern(m.data(), mem_, 7));
+}
+
+// VM_DONTCOPY: the child has nothing at the parent's address. Both the
+// child's /proc/self/maps and mincore() (ENOMEM on unmapped pages) say so;
+// the child reports through its exit status.
+TEST_F(Pool, ForkedChildDoesNotInheritTheMapping)
+{
+    Mapping m = map();
+    ASSERT_TRUE(m.ok()) << strerror(m.error());
+    write_pattern(m.data(), mem_, 8);
+    // allocated before fork: the child should not map anything new
+    std::vector<unsigned char> residency(m.size() / page_size());
+    enum { kUnmapped = 0, kInMaps = 1, kResident = 2 };
+    int rc = in_child([&] {
+        if (maps_overlap(m.data(), m.size()))
+            return int{kInMaps};
+        if (::mincore(m.data(), m.size(), residency.data()) == 0 ||
+            errno != ENOMEM)
+            return int{kResident};
+        return int{kUnmapped};
+    });
+    EXPECT_EQ(rc, kUnmapped) << "1: in /proc/self/maps, 2: mincore() works";
+    // and the parent's mapping is untouched by the fork
+    EXPECT_TRUE(has_pattern(m.data(), mem_, 8));
+}
+
+// The fd is inherited though: a child that maps it sees the same pool,
+// and the parent sees what the child writes.
+TEST_F(Pool, AChildMappingTheInheritedFileSeesTheSamePages)
+{
+    Mapping m = map();
+    ASSERT_TRUE(m.ok()) << strerror(m.error());
+    write_pattern(m.data(), mem_, 9);
+    const size_t last = mem_.out_mmap_size - 1;
+    int rc = in_child([&] {
+        Mapping child = map();
+        if (!child.ok())
+            return child.error();
+        if (!has_pattern(child.data(), mem_, 9))
+            return int{EPROTO};
+        child.data()[last] = 0x5a;
+        return 0;
+    });
+    ASSERT_EQ(rc, 0) << strerror(rc);
+    EXPECT_EQ(m.data()[last], 0x5a);
+}
+
+TEST_F(Pool, PagesStayValidAfterTheFileIsClosed)
+{
+    Mapping m = map();
+    ASSERT_TRUE(m.ok()) << strerror(m.error());
+    write_pattern(m.data(), mem_, 10);
+    dev_.close();
+    EXPECT_TRUE(has_pattern(m.data(), mem_, 10));
+    write_pattern(m.data(), mem_, 11);
+    EXPECT_TRUE(has_pattern(m.data(), mem_, 11));
+
+    // a new file does not get the orphaned pool
+    Device next = open_device();
+    Mapping fresh(next.fd(), mem_.out_mmap_size,
+                  static_cast<int64_t>(mem_.out_mmap_offset), MAP_SHARED);
+    ASSERT_TRUE(fresh.ok()) << strerror(fresh.error());
+    EXPECT_TRUE(all_zero(fresh.data(), fresh.size()));
+    EXPECT_TRUE(has_pattern(m.data(), mem_, 11));
+    EXPECT_EQ(m.unmap(), 0);
+}
+
+// Leak checks: each cycle allocates a whole pool (64 MiB by default), so
+// 20 cycles that leaked would take more than a GiB. The bound is generous
+// and freeing may lag a little (RCU, deferred work), so MemAvailable is
+// given a few seconds to come back; this is not a timing check.
+constexpr int kCycles = 20;
+constexpr uint64_t kLeakBound = 128ull << 20;
+
+void expect_no_leak(const std::function<void()> &cycle)
+{
+    cycle();	// one-time costs (page tables, caches) before measuring
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    const auto before = mem_available();
+    ASSERT_TRUE(before);
+    for (int i = 0; i < kCycles; i++) {
+        SCOPED_TRACE(i);
+        cycle();
+        ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    }
+    uint64_t drop = 0;
+    for (int wait = 0; wait < 50; wait++) {
+        const auto after = mem_available();
+        ASSERT_TRUE(after);
+        drop = *after < *before ? *before - *after : 0;
+        if (drop <= kLeakBound)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_LE(drop, kLeakBound)
+        << "MemAvailable dropped by " << (drop >> 20) << " MiB over "
+        << kCycles << " cycles";
+}
+
+// Writes one byte in every buffer, so that each is really backed.
+void touch(const Mapping &m, const smbd_mem_params &mem)
+{
+    for (size_t i = 0; i < mem.out_buffer_count; i++)
+        m.data()[i * mem.out_buffer_size] = 0xee;
+}
+
+TEST(PoolRelease, UnmapThenCloseFreesThePool)
+{
+    expect_no_leak([] {
+        Device dev = open_device();
+        smbd_mem_params mem{};
+        ASSERT_EQ(dev.get_mem_params(mem), 0);
+        Mapping m(dev.fd(), mem.out_mmap_size,
+                  static_cast<int64_t>(mem.out_mmap_offset), MAP_SHARED);
+        ASSERT_TRUE(m.ok()) << strerror(m.error());
+        touch(m, mem);
+        ASSERT_EQ(m.unmap(), 0);
+        dev.close();
+    });
+}
+
+TEST(PoolRelease, CloseThenUnmapFreesThePool)
+{
+    expect_no_leak([] {
+        Device dev = open_device();
+        smbd_mem_params mem{};
+        ASSERT_EQ(dev.get_mem_params(mem), 0);
+        Mapping m(dev.fd(), mem.out_mmap_size,
+                  static_cast<int64_t>(mem.out_mmap_offset), MAP_SHARED);
+        ASSERT_TRUE(m.ok()) << strerror(m.error());
+        touch(m, mem);
+        dev.close();
+        ASSERT_EQ(m.unmap(), 0);
+    });
+}
+
+TEST(PoolRelease, CloseWithoutMappingFreesThePool)
+{
+    expect_no_leak([] {
+        Device dev = open_device();
+        smbd_mem_params mem{};
+        ASSERT_EQ(dev.get_mem_params(mem), 0);
+        dev.close();
+    });
+}
+
+} // namespace
+} // namespace guest
