@@ -21,6 +21,7 @@ struct smbd_file *smbd_file_alloc(void)
 	kref_init(&file->ref);
 	file->owner = current_euid();
 	mutex_init(&file->read_mutex);
+	mutex_init(&file->pool_lock);
 	spin_lock_init(&file->lock);
 	INIT_LIST_HEAD(&file->events);
 	init_waitqueue_head(&file->wait);
@@ -39,6 +40,8 @@ static void smbd_file_free(struct kref *ref)
 
 	WARN_ON(!xa_empty(&file->conns));
 	xa_destroy(&file->conns);
+	/* last: every connection that could move data into it is gone */
+	smbd_pool_free(file);
 	kfree(file);
 }
 

@@ -19,6 +19,7 @@ union smbd_cmd_buffer {
 	struct smbd_listen listen;
 	struct smbd_accept accept;
 	struct smbd_session session;
+	struct smbd_mem_params mem_params;
 	struct smbd_get_events get_events;
 	struct smbd_send_pdu send_pdu;
 	struct smbd_disconnect disconnect;
@@ -33,7 +34,7 @@ struct smbd_ioctl_op {
 #define SMBD_FEATURES (SMBD_FEATURE_SET_PARAMS | SMBD_FEATURE_LISTEN |	\
 		       SMBD_FEATURE_SESSIONS | SMBD_FEATURE_EVENTS |	\
 		       SMBD_FEATURE_SEND_PDU | SMBD_FEATURE_SEND_INVALIDATE | \
-		       SMBD_FEATURE_DISCONNECT)
+		       SMBD_FEATURE_POOL | SMBD_FEATURE_DISCONNECT)
 
 static int smbd_get_info(struct file *filp, void *cmd)
 {
@@ -68,6 +69,7 @@ SMBD_FILE_OP(listen)
 SMBD_FILE_OP(accept)
 SMBD_FILE_OP(register_session)
 SMBD_FILE_OP(unregister_session)
+SMBD_FILE_OP(get_mem_params)
 SMBD_FILE_OP(send_pdu)
 SMBD_FILE_OP(disconnect)
 
@@ -95,6 +97,8 @@ static const struct smbd_ioctl_op smbd_ops[] = {
 		struct smbd_session, session_id),
 	SMBD_OP(SMBD_CMD_UNREGISTER_SESSION, smbd_unregister_session,
 		struct smbd_session, session_id),
+	SMBD_OP(SMBD_CMD_GET_MEM_PARAMS, smbd_get_mem_params,
+		struct smbd_mem_params, out_mmap_offset),
 	SMBD_OP(SMBD_CMD_GET_EVENTS, smbd_get_events, struct smbd_get_events,
 		__reserved),
 	SMBD_OP(SMBD_CMD_SEND_PDU, smbd_send_pdu, struct smbd_send_pdu,

@@ -46,6 +46,11 @@ static int smbd_release(struct inode *inode, struct file *filp)
 	return 0;
 }
 
+static int smbd_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	return smbd_pool_mmap(filp->private_data, vma);
+}
+
 static __poll_t smbd_poll(struct file *filp, poll_table *wait)
 {
 	return smbd_events_poll(filp->private_data, filp, wait);
@@ -57,6 +62,7 @@ static const struct file_operations smbd_fops = {
 	.open = smbd_open,
 	.release = smbd_release,
 	.poll = smbd_poll,
+	.mmap = smbd_mmap,
 	.unlocked_ioctl = smbd_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = no_llseek,

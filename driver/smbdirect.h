@@ -77,6 +77,9 @@ struct smbd_file {
 	bool closing;
 	wait_queue_head_t wait;
 	struct xarray conns;		/* id -> smbd_conn, one reference each */
+	struct mutex pool_lock;		/* allocation of the pool */
+	struct page **pool_pages;	/* pool.c */
+	unsigned long pool_nr_pages;
 };
 
 enum smbd_conn_state {
@@ -275,6 +278,11 @@ void smbd_file_get(struct smbd_file *file);
 void smbd_file_put(struct smbd_file *file);
 void smbd_file_release(struct smbd_file *file);
 struct smbd_conn *smbd_file_conn(struct smbd_file *file, u64 conn_id);
+
+/* pool.c */
+int smbd_ioctl_get_mem_params(struct smbd_file *file, void *cmd);
+int smbd_pool_mmap(struct smbd_file *file, struct vm_area_struct *vma);
+void smbd_pool_free(struct smbd_file *file);
 
 /* listener.c */
 int smbd_listener_start(void);

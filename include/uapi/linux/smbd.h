@@ -271,8 +271,13 @@ struct smbd_session {
  * @out_mmap_size: length to pass to mmap()
  * @out_mmap_offset: offset to pass to mmap()
  *
- * The mapping is shared, not inherited by fork() (VM_DONTCOPY) and cannot
- * grow. RDMA_RW slices name buffers by index.
+ * The pool is allocated at the first GET_MEM_PARAMS or mmap() of the file,
+ * zeroed and charged to the caller's memory cgroup (ENOMEM if it cannot
+ * be). mmap() must be MAP_SHARED with exactly @out_mmap_offset and
+ * @out_mmap_size (EINVAL otherwise); the mapping is not inherited by
+ * fork() (VM_DONTCOPY) and cannot grow (VM_DONTEXPAND). Every mapping of
+ * the file shows the same pages; they stay valid until unmapped, even after
+ * the file descriptor is closed. RDMA_RW slices name buffers by index.
  */
 struct smbd_mem_params {
 	__u32 size;

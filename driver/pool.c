@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Each file's buffer pool: pool_buffers x buffer_size bytes of zeroed
+ * pages, charged to the allocating process's memory cgroup, allocated at
+ * the first GET_MEM_PARAMS or mmap() and mapped into smbd with
+ * vm_insert_pages() (after io_uring/memmap.c). RDMA moves file data into
+ * and out of these pages without a copy through the kernel.
+ *
+ * Lifetime: a mapping holds the file (vm_file) and each mapped page holds a
+ * reference, and connections hold the file too; the pages are freed with
+ * the file, so after every connection of it was drained.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/slab.h>
+
+#include "smbdirect.h"
+
+static unsigned long smbd_pool_bytes(void)
+{
+	return (unsigned long)smbd_pool_buffers * smbd_buffer_size;
+}
+
+/* The pool's pages, allocated on first use. */
+static int smbd_pool_get(struct smbd_file *file)
+{
+	unsigned long i, n = smbd_pool_bytes() >> PAGE_SHIFT;
+	struct page **pages;
+	int ret = 0;
+
+	mutex_lock(&file->pool_lock);
+	if (file->pool_pages)
+		goto out;
+	pages = kvcalloc(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	if (!pages) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!pages[i])
+			break;
+	}
+	if (i < n) {
+		while (i--)
+			put_page(pages[i]);
+		kvfree(pages);
+		ret = -ENOMEM;
+		goto out;
+	}
+	file->pool_nr_pages = n;
+	file->pool_pages = pages;
+out:
+	mutex_unlock(&file->pool_lock);
+	return ret;
+}
+
+void smbd_pool_free(struct smbd_file *file)
+{
+	unsigned long i;
+
+	for (i = 0; i < file->pool_nr_pages; i++)
+		put_page(file->pool_pages[i]);
+	kvfree(file->pool_pages);
+	file->pool_pages = NULL;
+	file->pool_nr_pages = 0;
+}
+
+int smbd_ioctl_get_mem_params(struct smbd_file *file, void *cmd)
+{
+	struct smbd_mem_params *mp = cmd;
+	int ret;
+
+	if (mp->flags)
+		return -EINVAL;
+	ret = smbd_pool_get(file);
+	if (ret)
+		return ret;
+	mp->out_buffer_count = smbd_pool_buffers;
+	mp->out_buffer_size = smbd_buffer_size;
+	mp->out_mmap_size = smbd_pool_bytes();
+	mp->out_mmap_offset = 0;
+	return 0;
+}
+
+int smbd_pool_mmap(struct smbd_file *file, struct vm_area_struct *vma)
+{
+	unsigned long n;
+	int ret;
+
+	/* the whole pool, shared, from offset 0: nothing else is defined */
+	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != smbd_pool_bytes())
+		return -EINVAL;
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	ret = smbd_pool_get(file);
+	if (ret)
+		return ret;
+
+	/* smbd forks per client: children must not inherit the pool */
+	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
+	n = file->pool_nr_pages;
+	ret = vm_insert_pages(vma, vma->vm_start, file->pool_pages, &n);
+	if (ret)
+		pr_warn_ratelimited("mapping the pool: %pe\n", ERR_PTR(ret));
+	return ret;
+}
