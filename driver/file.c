@@ -8,6 +8,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cred.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "smbdirect.h"
@@ -20,6 +21,7 @@ struct smbd_file *smbd_file_alloc(void)
 		return NULL;
 	kref_init(&file->ref);
 	file->owner = current_euid();
+	file->owner_tgid = task_tgid_nr(current);
 	mutex_init(&file->read_mutex);
 	mutex_init(&file->pool_lock);
 	spin_lock_init(&file->lock);

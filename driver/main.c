@@ -116,6 +116,7 @@ static int __init smbd_init(void)
 	ret = smbd_listener_start();
 	if (ret)
 		goto out_misc;
+	smbd_debugfs_init();
 	return 0;
 
 out_misc:
@@ -127,6 +128,7 @@ out_wq:
 
 static void __exit smbd_exit(void)
 {
+	smbd_debugfs_exit();
 	smbd_listener_stop();
 	misc_deregister(&smbd_misc);
 	smbd_conns_shutdown();

@@ -226,6 +226,8 @@ static void smbd_recv_deliver(struct smbd_conn *conn, u8 *data, u32 len)
 	smbd_count(SMBD_CNT_BYTES_RECEIVED, len);
 
 	spin_lock_irqsave(&conn->lock, flags);
+	conn->stats.pdus_received++;
+	conn->stats.bytes_received += len;
 	conn->queued_bytes += len;
 	if (conn->direct) {
 		owner = conn->owner;

@@ -124,6 +124,7 @@ static void smbd_send_stall_locked(struct smbd_conn *conn)
 	if (conn->stall_since)
 		return;
 	conn->stall_since = jiffies ?: 1;
+	conn->stats.credit_stalls++;
 	smbd_count(SMBD_CNT_CREDIT_STALLS, 1);
 	smbd_conn_rearm_locked(conn);
 }
@@ -191,6 +192,7 @@ static enum smbd_send_step smbd_send_one_locked(struct smbd_conn *conn,
 	if (conn->keepalive == SMBD_KEEPALIVE_PENDING) {
 		hdr.flags = SMBD_FLAG_RESPONSE_REQUESTED;
 		conn->keepalive = SMBD_KEEPALIVE_SENT;
+		conn->stats.keepalives_sent++;
 		smbd_count(SMBD_CNT_KEEPALIVES_SENT, 1);
 	}
 	conn->immediate = false;
@@ -277,6 +279,10 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	io->pdu = NULL;
 	list_add(&io->node, &conn->send_free);
 	idle = --conn->sends_posted == 0;
+	if (pdu && wc->status == IB_WC_SUCCESS) {
+		conn->stats.pdus_sent++;
+		conn->stats.bytes_sent += pdu->len;
+	}
 	spin_unlock_irqrestore(&conn->lock, flags);
 
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)

@@ -69,6 +69,7 @@ struct smbd_params {
 struct smbd_file {
 	struct kref ref;
 	kuid_t owner;			/* euid of the opener */
+	pid_t owner_tgid;		/* the opening process, for smbdctl */
 	struct mutex read_mutex;	/* one GET_EVENTS at a time */
 	spinlock_t lock;		/* events, nr_events, lost, closing */
 	struct list_head events;
@@ -178,6 +179,16 @@ struct smbd_conn {
 	enum smbd_keepalive keepalive;
 	unsigned long stall_since;	/* jiffies; 0: not waiting for credits */
 	unsigned long deadline;		/* negotiate/accept, or keepalive */
+
+	/* what this connection carried (conn->lock), for smbdctl */
+	struct {
+		u64 pdus_received;
+		u64 bytes_received;
+		u64 pdus_sent;
+		u64 bytes_sent;
+		u64 keepalives_sent;
+		u64 credit_stalls;
+	} stats;
 
 	/* routing (under smbd_lock except owner, read under lock) */
 	struct smbd_file *owner;
@@ -305,6 +316,8 @@ enum smbd_counter {
 #define SMBD_REASON_MAX SMBD_REASON_NO_MEMORY
 
 void smbd_count(enum smbd_counter c, s64 n);
+void smbd_debugfs_init(void);
+void smbd_debugfs_exit(void);
 void smbd_count_disconnect(u32 reason);
 const char *smbd_reason_name(u32 reason);
 extern const struct attribute_group *smbd_attr_groups[];

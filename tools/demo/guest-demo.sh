@@ -39,8 +39,5 @@ wait "$responder" || true
 say "What the smbd side saw"
 cat "$log"
 
-say "Driver counters (/sys/class/misc/smbd/counters, non-zero ones)"
-for f in /sys/class/misc/smbd/counters/*; do
-	v=$(cat "$f")
-	[ "$v" = 0 ] || printf '  %-28s %s\n' "$(basename "$f")" "$v"
-done
+say "The driver's view (smbdctl: parameters, counters, open connections)"
+"$bin/smbdctl/smbdctl"

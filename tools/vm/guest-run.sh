@@ -22,6 +22,7 @@ setup() {
 	modprobe rdma_rxe &&
 	rdma link add rxe0 type rxe netdev smbd0 &&
 	modprobe rdma_cm &&
+	{ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug; } &&
 	insmod "$repo/driver/smbdirect.ko"
 }
 
