@@ -175,6 +175,18 @@ negotiated_client(const PeerOptions &opt)
     return std::move(*c);
 }
 
+smbd::client::Result<std::unique_ptr<Client>> bound_client(uint64_t session)
+{
+    auto c = negotiated_client();
+    if (!c)
+        return smbd::client::Error{c.error().code,
+                                   "connect and negotiate: " + c.error().message};
+    if (auto ss = (*c)->session_setup(session_setup_options(true, session)); !ss)
+        return smbd::client::Error{ss.error().code,
+                                   "binding SESSION_SETUP: " + ss.error().message};
+    return std::move(*c);
+}
+
 smbd::client::SessionSetupOptions session_setup_options(bool binding,
                                                         uint64_t session)
 {

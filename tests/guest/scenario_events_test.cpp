@@ -41,12 +41,9 @@ protected:
     void start(std::function<std::string(Client &)> then)
     {
         client_ = peer([then = std::move(then)]() -> std::string {
-            auto c = negotiated_client();
+            auto c = bound_client(kSession);
             if (!c)
-                return "connect and negotiate: " + c.error().message;
-            auto ss = (*c)->session_setup(session_setup_options(true, kSession));
-            if (!ss)
-                return "binding SESSION_SETUP: " + ss.error().message;
+                return c.error().message;
             return then(**c);
         });
         auto ch = next_event(master_);

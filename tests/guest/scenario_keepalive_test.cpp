@@ -25,12 +25,9 @@ TEST_F(Keepalive, IdleClientThatAnswersStaysConnectedForSeveralIntervals)
     Smbd smbd(keepalive_params(), false, {kSession});
     uint32_t requests = 0;
     auto client = peer([&]() -> std::string {
-        auto c = negotiated_client();
+        auto c = bound_client(kSession);
         if (!c)
-            return "connect and negotiate: " + c.error().message;
-        auto ss = (*c)->session_setup(session_setup_options(true, kSession));
-        if (!ss)
-            return "binding SESSION_SETUP: " + ss.error().message;
+            return c.error().message;
         // idle for four and a half intervals, answering what comes
         auto until = std::chrono::steady_clock::now() + 4500ms;
         while (std::chrono::steady_clock::now() < until && (*c)->connected()) {
@@ -86,12 +83,9 @@ TEST_F(Keepalive, SlowOwnerDoesNotCostALivePeerItsConnection)
     constexpr uint32_t kPdus = 400, kSize = 4096;
     Smbd smbd(keepalive_params(), false, {kSession});
     auto client = peer([&]() -> std::string {
-        auto c = negotiated_client();
+        auto c = bound_client(kSession);
         if (!c)
-            return "connect and negotiate: " + c.error().message;
-        auto ss = (*c)->session_setup(session_setup_options(true, kSession));
-        if (!ss)
-            return "binding SESSION_SETUP: " + ss.error().message;
+            return c.error().message;
         for (uint32_t i = 0; i < kPdus; i++)
             if (auto st = (*c)->send_pdu(test_pdu(kSession, i, kSize)); !st)
                 return "PDU " + std::to_string(i) + ": " + st.error().message;

@@ -36,12 +36,9 @@ TEST_F(Smbdctl, ShowsTheBoundConnectionWithItsTraffic)
     Smbd smbd(fast_params(), false, {kSession});
     std::atomic<bool> echoed{false}, go{false};
     auto client = peer([&]() -> std::string {
-        auto c = negotiated_client();
+        auto c = bound_client(kSession);
         if (!c)
-            return "connect and negotiate: " + c.error().message;
-        auto ss = (*c)->session_setup(session_setup_options(true, kSession));
-        if (!ss)
-            return "binding SESSION_SETUP: " + ss.error().message;
+            return c.error().message;
         if (std::string e = echo_once(**c, 0, 4096); !e.empty())
             return e;
         echoed = true;
