@@ -112,11 +112,12 @@ void smbd_recv_refill(struct smbd_conn *conn)
 
 	spin_lock_irqsave(&conn->lock, flags);
 	ret = smbd_recv_refill_locked(conn);
+	/* grants to carry, or credits that unblock queued PDUs */
+	if (!ret)
+		smbd_send_kick_locked(conn);
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (ret)
 		smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
-	else
-		smbd_send_kick(conn);
 }
 
 static void smbd_recv_recycle(struct smbd_conn *conn, struct smbd_recv_io *io)

@@ -82,14 +82,26 @@ int smbd_send_raw_locked(struct smbd_conn *conn, const void *buf, size_t len)
 	return smbd_post_send_locked(conn, io, len, false, 0);
 }
 
-/* Not after teardown began: it cancels the work only once. */
+/*
+ * Run the send work if it has something to send: every receive and send
+ * completion asks, so an idle wake-up per message would be the common case.
+ * Not after teardown began: it cancels the work only once.
+ */
+void smbd_send_kick_locked(struct smbd_conn *conn)
+{
+	if (conn->state == SMBD_CONN_DISCONNECTING)
+		return;
+	if (conn->immediate || !list_empty(&conn->send_queue) ||
+	    smbd_credits_grant_due(&conn->credits))
+		queue_work(smbd_wq, &conn->send_work);
+}
+
 void smbd_send_kick(struct smbd_conn *conn)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&conn->lock, flags);
-	if (conn->state != SMBD_CONN_DISCONNECTING)
-		queue_work(smbd_wq, &conn->send_work);
+	smbd_send_kick_locked(conn);
 	spin_unlock_irqrestore(&conn->lock, flags);
 }
 
@@ -283,6 +295,8 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		conn->stats.pdus_sent++;
 		conn->stats.bytes_sent += pdu->len;
 	}
+	/* a send slot is free again */
+	smbd_send_kick_locked(conn);
 	spin_unlock_irqrestore(&conn->lock, flags);
 
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
@@ -298,7 +312,6 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	if (idle)
 		wake_up(&conn->send_wait);
-	smbd_send_kick(conn);
 }
 
 /* Teardown, after the drain: what never went out is reported and freed. */

@@ -240,6 +240,7 @@ int smbd_send_queue_pdu(struct smbd_conn *conn, struct smbd_pdu_out *pdu);
 struct smbd_pdu_out *smbd_pdu_out_alloc(u32 len);
 void smbd_pdu_out_free(struct smbd_pdu_out *pdu);
 void smbd_send_kick(struct smbd_conn *conn);
+void smbd_send_kick_locked(struct smbd_conn *conn);
 void smbd_send_work(struct work_struct *work);
 void smbd_send_flush(struct smbd_conn *conn);
 void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc);
