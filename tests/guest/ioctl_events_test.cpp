@@ -71,6 +71,14 @@ TEST_F(GetEvents, EventSizeBelowVersionOneIsInvalid)
     }
 }
 
+TEST_F(GetEvents, EventSizeAbove4096IsInvalid)
+{
+    req_.event_size = 4096;
+    ASSERT_EQ(call(), EAGAIN);
+    req_.event_size = 4097;
+    EXPECT_EQ(call(), EINVAL);
+}
+
 // A newer userspace's larger event is accepted (the kernel zeroes the rest).
 TEST_F(GetEvents, LargerEventSizeIsAccepted)
 {

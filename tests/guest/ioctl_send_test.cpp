@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstring>
 #include <vector>
 
 #include "guest.h"
@@ -141,6 +142,38 @@ TEST_F(SendPdu, ZeroLengthPduIsInvalid)
         entry().iov_count = n;
         EXPECT_EQ(call(), EINVAL);
     }
+}
+
+TEST_F(SendPdu, EntrySizeAbove4096IsInvalid)
+{
+    std::vector<uint8_t> big(4097);
+    std::memcpy(big.data(), &entry(), sizeof(smbd_send_entry));
+    req_.entries_ptr = reinterpret_cast<uintptr_t>(big.data());
+    req_.entry_size = 4096;
+    ASSERT_EQ(call(), ENOENT);
+    req_.entry_size = 4097;
+    EXPECT_EQ(call(), EINVAL);
+}
+
+// Lengths are checked before the connection is looked up.
+TEST_F(SendPdu, IovecAboveMaxPduSizeIsTooBig)
+{
+    iov_.len = uint64_t{info_.out_max_pdu_size} + 1;
+    EXPECT_EQ(call(), EMSGSIZE);
+}
+
+TEST_F(SendPdu, IovecsAddingUpAboveMaxPduSizeAreTooBig)
+{
+    std::vector<smbd_iovec> iovs(2, {iov_.base, info_.out_max_pdu_size / 2 + 1});
+    entry().iov_ptr = reinterpret_cast<uintptr_t>(iovs.data());
+    entry().iov_count = 2;
+    EXPECT_EQ(call(), EMSGSIZE);
+}
+
+TEST_F(SendPdu, BadIovecPointerIsFault)
+{
+    entry().iov_ptr = kBadPointer;
+    EXPECT_EQ(call(), EFAULT);
 }
 
 TEST_F(SendPdu, BadEntriesPointerIsFault)

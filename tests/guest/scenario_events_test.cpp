@@ -160,6 +160,51 @@ TEST_F(BoundEvents, DisconnectIoctlEndsTheConnectionForBothSides)
     EXPECT_EQ(delta("disconnect_local"), 1);
 }
 
+// The limits that need a connection: the peer's MaxFragmentedSize, the
+// PDU's own bytes, and a batch that fails part-way.
+TEST_F(BoundEvents, SendPduChecksThePeersLimitTheBytesAndReportsPartialBatches)
+{
+    const auto pdu = test_pdu(kSession, 9, 2000);
+    ASSERT_NO_FATAL_FAILURE(start([pdu](Client &c) -> std::string {
+        auto got = c.recv_pdu(10s);
+        if (!got)
+            return "no PDU from smbd: " + got.error().message;
+        if (*got != pdu)
+            return "the PDU arrived changed";
+        if (auto more = c.recv_pdu(300ms); more)
+            return "a PDU from a failed entry arrived";
+        c.close();
+        return "";
+    }));
+    const uint32_t peer_max = PeerOptions::default_connect().max_fragmented_size;
+    std::vector<uint8_t> big(peer_max + 1);
+    EXPECT_EQ(master_.send_pdu(conn_, big), EMSGSIZE);
+
+    smbd_iovec bad{kBadPointer, 100};
+    smbd_send_entry raw{};
+    raw.conn_id = conn_;
+    raw.iov_ptr = reinterpret_cast<uintptr_t>(&bad);
+    raw.iov_count = 1;
+    smbd_send_pdu req{};
+    req.size = sizeof(req);
+    req.count = 1;
+    req.entry_size = sizeof(raw);
+    req.entries_ptr = reinterpret_cast<uintptr_t>(&raw);
+    EXPECT_EQ(master_.raw(SMBD_IOC_SEND_PDU, &req), EFAULT);
+
+    // the first entry is taken, the second fails: 0 and out_done 1
+    smbd::device::SendEntry good, too_big;
+    good.conn_id = too_big.conn_id = conn_;
+    good.iov = {std::span<const uint8_t>(pdu)};
+    std::vector<uint8_t> over(peer_max + 1);
+    too_big.iov = {std::span<const uint8_t>(over)};
+    const smbd::device::SendEntry batch[] = {good, too_big};
+    uint32_t done = 0;
+    EXPECT_EQ(master_.send_pdu(std::span(batch), &done), 0);
+    EXPECT_EQ(done, 1u);
+    EXPECT_EQ(verdict(client_), "");
+}
+
 TEST_F(BoundEvents, TooSmallDataAreaIsEmsgsizeWithTheSizeNeeded)
 {
     ASSERT_NO_FATAL_FAILURE(start([](Client &c) -> std::string {

@@ -396,7 +396,8 @@ struct smbd_event {
  * @flags: must be 0
  * @max_events: capacity of @events_ptr in entries (1..out_max_batch)
  * @event_size: sizeof(struct smbd_event) as the caller knows it, at least
- *	that of ABI version 1 (128); bytes past the kernel's struct are zeroed
+ *	that of ABI version 1 (128), at most 4096; bytes past the kernel's
+ *	struct are zeroed
  * @events_ptr: array of struct smbd_event
  * @data_ptr: area the event data (PDUs, NEGOTIATE bytes) is copied into
  * @data_len: bytes available at @data_ptr
@@ -469,7 +470,8 @@ struct smbd_send_entry {
  * @size: sizeof(struct smbd_send_pdu)
  * @flags: must be 0
  * @count: entries at @entries_ptr (1..out_max_batch)
- * @entry_size: sizeof(struct smbd_send_entry) as the caller knows it (>= 40)
+ * @entry_size: sizeof(struct smbd_send_entry) as the caller knows it
+ *	(40..4096)
  * @entries_ptr: array of struct smbd_send_entry
  * @out_done: entries accepted
  * @__reserved: must be 0
