@@ -10,6 +10,7 @@
 #include <memory>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <utility>
 
@@ -24,6 +25,8 @@ constexpr uint16_t hmac_sha256 = 0, aes128_cmac = 1, aes128_gmac = 2;
 constexpr uint32_t cap_dfs = 0x1, cap_leasing = 0x2, cap_large_mtu = 0x4,
                    cap_multi_channel = 0x8, cap_encryption = 0x40;
 constexpr uint32_t signing_enabled = 0x1;
+// SMB2 Buffer Descriptor V1 (MS-SMBD 2.2.3.1)
+constexpr size_t buffer_desc_size = 16;
 
 template <size_t N>
 uint32_t copy_ids(const std::vector<uint16_t> &ids, __u16 (&out)[N])
@@ -260,6 +263,32 @@ int Device::get_events(std::vector<Event> &out, uint32_t max_events,
     return 0;
 }
 
+int Device::rdma_rw(std::span<const RwOp> ops, uint32_t *done)
+{
+    std::vector<smbd_rw_op> raw_ops(ops.size());
+    for (size_t i = 0; i < ops.size(); i++) {
+        const RwOp &o = ops[i];
+        smbd_rw_op &r = raw_ops[i];
+        r.conn_id = o.conn_id;
+        r.user_data = o.user_data;
+        r.slices_ptr = reinterpret_cast<uintptr_t>(o.slices.data());
+        r.slice_count = static_cast<uint32_t>(o.slices.size());
+        r.descs_ptr = reinterpret_cast<uintptr_t>(o.descriptors.data());
+        r.desc_count = static_cast<uint32_t>(o.descriptors.size() /
+                                             buffer_desc_size);
+        r.direction = o.direction;
+    }
+    smbd_rdma_rw rw{};
+    rw.size = sizeof(rw);
+    rw.count = static_cast<uint32_t>(raw_ops.size());
+    rw.op_size = sizeof(smbd_rw_op);
+    rw.ops_ptr = reinterpret_cast<uintptr_t>(raw_ops.data());
+    int err = raw(SMBD_IOC_RDMA_RW, &rw);
+    if (done)
+        *done = err ? 0 : rw.out_done;
+    return err;
+}
+
 int Device::send_pdu(std::span<const SendEntry> entries, uint32_t *done)
 {
     std::vector<std::vector<smbd_iovec>> iovs(entries.size());
@@ -314,6 +343,51 @@ int Device::poll_in(int timeout_ms)
     if (n < 0)
         return -errno;
     return n ? p.revents : 0;
+}
+
+PoolMapping::~PoolMapping() { unmap(); }
+
+PoolMapping::PoolMapping(PoolMapping &&other) noexcept
+    : base_(std::exchange(other.base_, nullptr)), length_(other.length_),
+      count_(other.count_), buffer_size_(other.buffer_size_)
+{
+}
+
+PoolMapping &PoolMapping::operator=(PoolMapping &&other) noexcept
+{
+    if (this != &other) {
+        unmap();
+        base_ = std::exchange(other.base_, nullptr);
+        length_ = other.length_;
+        count_ = other.count_;
+        buffer_size_ = other.buffer_size_;
+    }
+    return *this;
+}
+
+int PoolMapping::map(Device &dev)
+{
+    unmap();
+    smbd_mem_params mem;
+    if (int err = dev.get_mem_params(mem))
+        return err;
+    void *p = ::mmap(nullptr, mem.out_mmap_size, PROT_READ | PROT_WRITE,
+                     MAP_SHARED, dev.fd(),
+                     static_cast<off_t>(mem.out_mmap_offset));
+    if (p == MAP_FAILED)
+        return errno;
+    base_ = static_cast<uint8_t *>(p);
+    length_ = mem.out_mmap_size;
+    count_ = mem.out_buffer_count;
+    buffer_size_ = mem.out_buffer_size;
+    return 0;
+}
+
+void PoolMapping::unmap()
+{
+    if (base_)
+        ::munmap(base_, length_);
+    base_ = nullptr;
 }
 
 std::vector<std::string> counter_names()

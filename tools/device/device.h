@@ -73,6 +73,16 @@ struct SendEntry {
     uint32_t invalidate_token = 0;
 };
 
+// One operation of RDMA_RW: local pool slices against the peer's buffer
+// descriptors, raw as the SMB2 READ/WRITE request carried them.
+struct RwOp {
+    uint64_t conn_id = 0;
+    uint64_t user_data = 0;
+    std::vector<smbd_slice> slices;
+    std::span<const uint8_t> descriptors;
+    uint32_t direction = 0;	// SMBD_RW_*
+};
+
 class Device {
 public:
     struct Closed {};
@@ -109,6 +119,8 @@ public:
     int get_events(std::vector<Event> &out, uint32_t max_events = 64,
                    uint32_t data_len = 1u << 20,
                    uint32_t *data_needed = nullptr);
+    // done: operations started (out_done); each ends with an RDMA_DONE.
+    int rdma_rw(std::span<const RwOp> ops, uint32_t *done = nullptr);
     // done: entries the kernel accepted (out_done).
     int send_pdu(std::span<const SendEntry> entries, uint32_t *done = nullptr);
     int send_pdu(uint64_t conn_id, std::span<const uint8_t> pdu);
@@ -119,6 +131,36 @@ public:
 private:
     int fd_ = -1;
     int open_errno_ = 0;
+};
+
+// A file's buffer pool mapped into this process (GET_MEM_PARAMS, then
+// mmap of exactly what it reports); unmapped when it goes out of scope.
+class PoolMapping {
+public:
+    PoolMapping() = default;
+    ~PoolMapping();
+    PoolMapping(PoolMapping &&other) noexcept;
+    PoolMapping &operator=(PoolMapping &&other) noexcept;
+    PoolMapping(const PoolMapping &) = delete;
+    PoolMapping &operator=(const PoolMapping &) = delete;
+
+    // 0 or the errno of the ioctl or of mmap().
+    int map(Device &dev);
+    bool ok() const { return base_ != nullptr; }
+    uint32_t buffer_count() const { return count_; }
+    uint32_t buffer_size() const { return buffer_size_; }
+    uint8_t *buffer(uint32_t i) const
+    {
+        return base_ + static_cast<size_t>(i) * buffer_size_;
+    }
+
+private:
+    void unmap();
+
+    uint8_t *base_ = nullptr;
+    size_t length_ = 0;
+    uint32_t count_ = 0;
+    uint32_t buffer_size_ = 0;
 };
 
 // Driver counters under /sys/class/misc/smbd/counters.
