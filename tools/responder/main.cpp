@@ -22,8 +22,10 @@ void on_signal(int)
     std::fprintf(rc ? stderr : stdout,
 "usage: smbdirect-responder [options]\n"
 "Answers on /dev/smbd as patched smbd would: SET_PARAMS, LISTEN, a forked\n"
-"child per new connection that answers the SESSION_SETUP and echoes every\n"
-"PDU back as a response. Stops on SIGTERM/SIGINT.\n"
+"child per new connection that answers the SESSION_SETUP, serves SMB2 READ\n"
+"and WRITE (RDMA or inline) on an in-memory file of --file-size bytes that\n"
+"every FileId names, and echoes every other PDU back as a response. Stops\n"
+"on SIGTERM/SIGINT.\n"
 "  --keepalive-interval MS   --keepalive-timeout MS\n"
 "  --negotiate-timeout MS    --accept-timeout MS\n"
 "  --receive-credits N       --send-credits N\n"
@@ -33,7 +35,9 @@ void on_signal(int)
 "  --register ID             register SessionId ID from the master (flow 1)\n"
 "  --no-listen               do not LISTEN (no new sessions)\n"
 "  --no-fork                 serve accepted connections in this process\n"
-"  --connections N           exit after N connections ended\n");
+"  --connections N           exit after N connections ended\n"
+"  --file-size BYTES         the file READ/WRITE work on (default 64 MiB)\n"
+"  --no-io-log               no log line per READ/WRITE (benchmarks)\n");
     std::exit(rc);
 }
 
@@ -69,7 +73,8 @@ int main(int argc, char **argv)
         o_keepalive_interval = 256, o_keepalive_timeout, o_negotiate_timeout,
         o_accept_timeout, o_receive_credits, o_send_credits, o_max_send,
         o_max_receive, o_max_fragmented, o_max_rw, o_dialects, o_register,
-        o_no_listen, o_no_fork, o_connections, o_help,
+        o_no_listen, o_no_fork, o_connections, o_file_size, o_no_io_log,
+        o_help,
     };
     static const option longopts[] = {
         {"keepalive-interval", required_argument, nullptr, o_keepalive_interval},
@@ -87,6 +92,8 @@ int main(int argc, char **argv)
         {"no-listen", no_argument, nullptr, o_no_listen},
         {"no-fork", no_argument, nullptr, o_no_fork},
         {"connections", required_argument, nullptr, o_connections},
+        {"file-size", required_argument, nullptr, o_file_size},
+        {"no-io-log", no_argument, nullptr, o_no_io_log},
         {"help", no_argument, nullptr, o_help},
         {},
     };
@@ -119,6 +126,8 @@ int main(int argc, char **argv)
         case o_no_listen: opts.listen = false; break;
         case o_no_fork: opts.fork = false; break;
         case o_connections: opts.connections = number(opt, optarg); break;
+        case o_file_size: opts.file_size = number(opt, optarg); break;
+        case o_no_io_log: opts.log_io = false; break;
         case o_help: usage(0);
         default: usage(2);
         }

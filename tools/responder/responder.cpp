@@ -2,6 +2,7 @@
 #include "responder.h"
 
 #include "reply.h"
+#include "smb2_rw.h"
 
 #include <algorithm>
 #include <arpa/inet.h>
@@ -86,6 +87,8 @@ int Responder::start()
         return err;
     }
     max_batch_ = info.out_max_batch;
+    max_descriptors_ = info.out_max_descriptors;
+    rdma_rw_ = info.out_features & SMBD_FEATURE_RDMA_RW;
     log("device: ABI %u, features 0x%llx, port %u, batch %u, PDU %u bytes",
         info.out_abi_version,
         static_cast<unsigned long long>(info.out_features), info.out_port,
@@ -197,6 +200,8 @@ int Responder::drain_events()
         }
         for (const Event &ev : events)
             handle(ev);
+        // what arrived together is started together: one RDMA_RW
+        start_transfers();
         flush_sends();
     }
 }
@@ -214,10 +219,17 @@ void Responder::handle(const Event &ev)
     case SMBD_EVENT_PDU_RECEIVED:
         summary_.pdus_received++;
         summary_.bytes_received += ev.data.size();
+        if (FileServer::handles(ev.data)) {
+            on_io_request(ev);
+            break;
+        }
         log("conn %llu: PDU_RECEIVED %zu bytes, %s: echoing",
             static_cast<unsigned long long>(e.conn_id), ev.data.size(),
             describe_pdu(ev.data).c_str());
-        pending_.push_back({e.conn_id, echo_response(ev.data)});
+        pending_.push_back({e.conn_id, echo_response(ev.data), {}});
+        break;
+    case SMBD_EVENT_RDMA_DONE:
+        on_rdma_done(ev);
         break;
     case SMBD_EVENT_SEND_DONE:
         log("conn %llu: SEND_DONE user_data %llu status %d",
@@ -289,6 +301,7 @@ void Responder::serve_child(const uint8_t *token)
     children_.clear();
     pending_.clear();
     live_.clear();
+    reset_io();
     summary_ = Summary{};
     int rc = 1;
     dev_ = Device(O_NONBLOCK);
@@ -319,6 +332,7 @@ void Responder::on_new_channel(const Event &ev)
     const auto &c = e.u.new_channel;
     bool bound = e.flags & SMBD_CHANNEL_BOUND;
     live_.insert(e.conn_id);
+    dialects_[e.conn_id] = static_cast<uint16_t>(c.dialect);
     log("conn %llu: NEW_CHANNEL (%s%s) from %s, dialect 0x%04x, session "
         "0x%llx; NEGOTIATE request %u, response %u, SESSION_SETUP %u bytes",
         static_cast<unsigned long long>(e.conn_id),
@@ -365,7 +379,7 @@ void Responder::on_new_channel(const Event &ev)
         "0x%llx",
         static_cast<unsigned long long>(e.conn_id),
         static_cast<unsigned long long>(session_id));
-    pending_.push_back({e.conn_id, std::move(resp)});
+    pending_.push_back({e.conn_id, std::move(resp), {}});
 }
 
 void Responder::on_disconnected(const Event &ev)
@@ -375,8 +389,214 @@ void Responder::on_disconnected(const Event &ev)
     summary_.ended++;
     summary_.reasons[reason]++;
     live_.erase(ev.conn_id());
+    dialects_.erase(ev.conn_id());
     log("conn %llu: DISCONNECTED (%s)",
         static_cast<unsigned long long>(ev.conn_id()), reason);
+    // its requests still waiting for buffers will never be answered
+    std::erase_if(queued_, [&](const Io &io) {
+        return io.conn_id == ev.conn_id();
+    });
+    // DISCONNECTED is a connection's last event: every RDMA_DONE came first
+    for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+        if (it->second.conn_id != ev.conn_id()) {
+            ++it;
+            continue;
+        }
+        log("conn %llu: RDMA operation %llu had no RDMA_DONE before "
+            "DISCONNECTED (a driver bug)",
+            static_cast<unsigned long long>(ev.conn_id()),
+            static_cast<unsigned long long>(it->first));
+        summary_.rdma_errors++;
+        buffers_->give(it->second.buffers);
+        it = in_flight_.erase(it);
+    }
+}
+
+void Responder::setup_io()
+{
+    if (files_)
+        return;
+    const device::Params &p = opts_.params;
+    Limits l;
+    l.max_io = std::min({p.max_read_write_size, p.max_read_size,
+                         p.max_write_size});
+    l.max_descriptors = max_descriptors_;
+    int err = rdma_rw_ ? pool_.map(dev_) : ENOTTY;
+    if (err) {
+        log("no RDMA transfers: %s",
+            rdma_rw_ ? strerror(err) : "the driver has no RDMA_RW");
+    } else {
+        buffers_.emplace(pool_.buffer_count(), pool_.buffer_size());
+        // one request must fit in the pool at once, or it would wait forever
+        uint64_t pool_bytes = uint64_t{pool_.buffer_count()} *
+                              pool_.buffer_size();
+        l.max_io = static_cast<uint32_t>(std::min<uint64_t>(l.max_io,
+                                                            pool_bytes));
+        log("pool: %u buffers of %u bytes mapped; READ/WRITE up to %u "
+            "bytes and %u descriptors, file of %llu bytes",
+            pool_.buffer_count(), pool_.buffer_size(), l.max_io,
+            l.max_descriptors,
+            static_cast<unsigned long long>(opts_.file_size));
+    }
+    files_.emplace(opts_.file_size, l);
+}
+
+void Responder::reset_io()
+{
+    dialects_.clear();
+    files_.reset();
+    // the pool is this process's mapping of the file's pages; a forked
+    // child has no such mapping (VM_DONTCOPY) and maps its own file's
+    pool_ = device::PoolMapping{};
+    buffers_.reset();
+    queued_.clear();
+    in_flight_.clear();
+}
+
+void Responder::answer(uint64_t conn_id, const Decision &d,
+                       std::vector<uint8_t> response)
+{
+    uint32_t status = smbd_get_le32(response.data() + 8);
+    bool read = smbd_get_le16(response.data() + 12) == smb2rw::SMB2_READ;
+    if (status != NT_STATUS_SUCCESS)
+        summary_.io_refused++;
+    else if (read)
+        summary_.reads++;
+    else
+        summary_.writes++;
+    if (opts_.log_io)
+        log("conn %llu: %s: status 0x%08x%s",
+            static_cast<unsigned long long>(conn_id), d.note.c_str(), status,
+            d.invalidate ? ", send with invalidate" : "");
+    pending_.push_back({conn_id, std::move(response), d.invalidate});
+}
+
+void Responder::on_io_request(const Event &ev)
+{
+    setup_io();
+    auto dialect = dialects_.find(ev.conn_id());
+    Decision d = files_->request(
+        ev.data, dialect == dialects_.end() ? uint16_t{SMB2_DIALECT_311}
+                                            : dialect->second);
+    if (d.transfer && !buffers_) {
+        smb2_hdr hdr = d.transfer->hdr;
+        d.transfer.reset();
+        d.note = "refused: no RDMA transfers on this file";
+        d.response = smb2rw::build_error_response(
+            hdr, smb2rw::credit_response(hdr), NT_STATUS_NOT_SUPPORTED);
+    }
+    if (!d.transfer) {
+        std::vector<uint8_t> response = std::move(d.response);
+        answer(ev.conn_id(), d, std::move(response));
+        return;
+    }
+    Io io;
+    io.conn_id = ev.conn_id();
+    io.decision = std::move(d);
+    queued_.push_back(std::move(io));
+}
+
+std::vector<std::span<uint8_t>> Responder::memory(const Io &io) const
+{
+    std::vector<std::span<uint8_t>> out;
+    for (const smbd_slice &s : io.slices)
+        out.emplace_back(pool_.buffer(s.buffer) + s.offset, s.length);
+    return out;
+}
+
+void Responder::start_transfers()
+{
+    std::vector<device::RwOp> ops;
+    // first come, first served: a large request is not overtaken forever
+    while (!queued_.empty()) {
+        Io &io = queued_.front();
+        const Transfer &t = *io.decision.transfer;
+        auto buffers = buffers_->take(t.bytes);
+        if (!buffers) {
+            if (!io.waited)
+                summary_.io_queued++;
+            io.waited = true;
+            break;
+        }
+        io.buffers = std::move(*buffers);
+        io.slices = buffers_->slices(io.buffers, t.bytes);
+        if (!t.write)
+            files_->fill(t, memory(io));
+        uint64_t id = ++next_io_;
+        Io &started = in_flight_[id] = std::move(io);
+        queued_.pop_front();
+        const Transfer &st = *started.decision.transfer;
+        ops.push_back({started.conn_id, id, started.slices, st.descriptors,
+                       st.write ? uint32_t{SMBD_RW_READ_FROM_PEER}
+                                : uint32_t{SMBD_RW_WRITE_TO_PEER}});
+    }
+    std::span<const device::RwOp> rest(ops);
+    while (!rest.empty()) {
+        auto batch = rest.first(std::min<size_t>(rest.size(), max_batch_));
+        uint32_t done = 0;
+        int err = dev_.rdma_rw(batch, &done);
+        done = std::min<uint32_t>(done, static_cast<uint32_t>(batch.size()));
+        summary_.rdma_ops += done;
+        // as with SEND_PDU: the failing entry, submitted again first,
+        // reports its errno
+        if (err || done == 0) {
+            transfer_failed(batch[done].user_data, err ? err : EIO);
+            done++;
+        }
+        rest = rest.subspan(done);
+    }
+}
+
+void Responder::transfer_failed(uint64_t id, int err)
+{
+    auto it = in_flight_.find(id);
+    Io io = std::move(it->second);
+    in_flight_.erase(it);
+    buffers_->give(io.buffers);
+    summary_.rdma_errors++;
+    log("conn %llu: RDMA_RW for %s failed: %s",
+        static_cast<unsigned long long>(io.conn_id),
+        io.decision.note.c_str(), strerror(err));
+    // a connection that is gone gets no answer; anything else is refused
+    if (err == ENOTCONN || err == ENOENT)
+        return;
+    const smb2_hdr &hdr = io.decision.transfer->hdr;
+    io.decision.note = "refused: RDMA_RW " + std::string(strerror(err));
+    answer(io.conn_id, io.decision,
+           smb2rw::build_error_response(hdr, smb2rw::credit_response(hdr),
+                                        NT_STATUS_INVALID_PARAMETER));
+}
+
+void Responder::on_rdma_done(const Event &ev)
+{
+    const smbd_event &e = ev.raw;
+    auto it = in_flight_.find(e.user_data);
+    if (it == in_flight_.end()) {
+        log("conn %llu: RDMA_DONE for unknown operation %llu",
+            static_cast<unsigned long long>(e.conn_id),
+            static_cast<unsigned long long>(e.user_data));
+        return;
+    }
+    Io io = std::move(it->second);
+    in_flight_.erase(it);
+    const Transfer &t = *io.decision.transfer;
+    if (e.status != 0) {
+        summary_.rdma_errors++;
+        buffers_->give(io.buffers);
+        log("conn %llu: RDMA for %s failed: %s; the connection goes down",
+            static_cast<unsigned long long>(e.conn_id),
+            io.decision.note.c_str(), strerror(-e.status));
+        return;
+    }
+    uint32_t moved = static_cast<uint32_t>(
+        std::min<uint64_t>(e.u.rdma_done.bytes, t.bytes));
+    if (t.write)
+        summary_.rdma_bytes_read += moved;
+    else
+        summary_.rdma_bytes_written += moved;
+    std::vector<uint8_t> response = files_->complete(t, moved, memory(io));
+    buffers_->give(io.buffers);
+    answer(io.conn_id, io.decision, std::move(response));
 }
 
 void Responder::flush_sends()
@@ -386,6 +606,10 @@ void Responder::flush_sends()
         device::SendEntry e;
         e.conn_id = s.conn_id;
         e.iov.push_back(s.pdu);
+        if (s.invalidate) {
+            e.flags = SMBD_SEND_INVALIDATE;
+            e.invalidate_token = *s.invalidate;
+        }
         entries.push_back(std::move(e));
     }
     std::span<const device::SendEntry> rest(entries);
@@ -457,6 +681,15 @@ void Responder::print_summary() const
         (unsigned long long)s.pdus_sent, (unsigned long long)s.bytes_sent,
         (unsigned long long)s.send_errors,
         (unsigned long long)s.disconnected, (unsigned long long)s.ended);
+    log("summary: %llu READs and %llu WRITEs answered, %llu refused, %llu "
+        "waited for a buffer; RDMA: %llu operations, %llu bytes read from "
+        "peers, %llu bytes written to peers, %llu errors",
+        (unsigned long long)s.reads, (unsigned long long)s.writes,
+        (unsigned long long)s.io_refused, (unsigned long long)s.io_queued,
+        (unsigned long long)s.rdma_ops,
+        (unsigned long long)s.rdma_bytes_read,
+        (unsigned long long)s.rdma_bytes_written,
+        (unsigned long long)s.rdma_errors);
     for (const auto &[reason, n] : s.reasons)
         log("summary: %llu disconnected by %s", (unsigned long long)n,
             reason.c_str());

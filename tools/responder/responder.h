@@ -1,16 +1,22 @@
 // The smbd side of the tests: behaves on /dev/smbd as patched Samba would.
 // The master opens the device, sets the parameters, listens and forks a child
 // per NEW_CONNECTION; the child claims the connection by its token, answers
-// the SESSION_SETUP with a new SessionId it registers, and echoes every PDU
-// back as a response. Runs in a thread of a test or as smbdirect-responder.
+// the SESSION_SETUP with a new SessionId it registers, serves SMB2 READ and
+// WRITE over RDMA against an in-memory file (file_server.h) and echoes every
+// other PDU back as a response. Runs in a thread of a test or as
+// smbdirect-responder.
 #ifndef SMBD_TOOLS_RESPONDER_H
 #define SMBD_TOOLS_RESPONDER_H
 
+#include "buffers.h"
 #include "device.h"
+#include "file_server.h"
 
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,6 +34,10 @@ struct Options {
     unsigned connections = 0;
     // where the plain-words log goes; nullptr: nowhere
     std::FILE *log = stdout;
+    // a line per READ/WRITE too (benchmarks turn it off)
+    bool log_io = true;
+    // bytes of the file READ and WRITE work on (every FileId is that file)
+    uint64_t file_size = 64u << 20;
 };
 
 // What one process of the responder saw and did.
@@ -42,6 +52,14 @@ struct Summary {
     uint64_t pdus_sent = 0;
     uint64_t bytes_sent = 0;
     uint64_t send_errors = 0;
+    uint64_t reads = 0;			// SMB2 READ answered with success
+    uint64_t writes = 0;		// SMB2 WRITE answered with success
+    uint64_t io_refused = 0;		// READ/WRITE answered with an error
+    uint64_t io_queued = 0;		// waited for a free pool buffer
+    uint64_t rdma_ops = 0;		// RDMA_RW operations started
+    uint64_t rdma_bytes_read = 0;	// pulled from peers (for WRITE)
+    uint64_t rdma_bytes_written = 0;	// pushed to peers (for READ)
+    uint64_t rdma_errors = 0;		// failed to start or RDMA_DONE error
     uint64_t disconnected = 0;		// DISCONNECTED on this process's file
     // connections ended: DISCONNECTED here, and each child that exited
     // (for the connection it claimed)
@@ -73,6 +91,15 @@ private:
     struct Send {
         uint64_t conn_id;
         std::vector<uint8_t> pdu;
+        std::optional<uint32_t> invalidate;
+    };
+    // A READ/WRITE waiting for pool buffers, or with its RDMA under way.
+    struct Io {
+        uint64_t conn_id = 0;
+        Decision decision;
+        bool waited = false;
+        std::vector<uint32_t> buffers;
+        std::vector<smbd_slice> slices;
     };
 
     int serve();
@@ -81,6 +108,15 @@ private:
     void on_new_connection(const device::Event &ev);
     void on_new_channel(const device::Event &ev);
     void on_disconnected(const device::Event &ev);
+    void on_io_request(const device::Event &ev);
+    void on_rdma_done(const device::Event &ev);
+    void setup_io();
+    void answer(uint64_t conn_id, const Decision &d,
+                std::vector<uint8_t> response);
+    void start_transfers();
+    void transfer_failed(uint64_t id, int err);
+    std::vector<std::span<uint8_t>> memory(const Io &io) const;
+    void reset_io();
     void flush_sends();
     void serve_child(const uint8_t *token);
     void reap_children(bool wait);
@@ -94,11 +130,21 @@ private:
     int stop_fd_ = -1;
     bool child_ = false;
     uint32_t max_batch_ = 1;
+    uint32_t max_descriptors_ = 0;
+    bool rdma_rw_ = false;		// the driver offers RDMA_RW
     uint32_t data_len_ = 1u << 20;
     uint64_t next_session_ = 0;
     std::set<uint64_t> live_;		// connections owned by this file
     std::set<int> children_;
     std::vector<Send> pending_;
+    std::map<uint64_t, uint16_t> dialects_;	// per connection
+    // READ/WRITE: set up at the first request, as the pool is then
+    std::optional<FileServer> files_;
+    device::PoolMapping pool_;
+    std::optional<Buffers> buffers_;
+    std::deque<Io> queued_;
+    std::map<uint64_t, Io> in_flight_;	// by user_data
+    uint64_t next_io_ = 0;
     Summary summary_;
 };
 

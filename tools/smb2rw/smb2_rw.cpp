@@ -132,7 +132,7 @@ bool channel_allowed(uint32_t channel, uint16_t dialect)
 Rule parse_read_request(std::span<const uint8_t> pdu, uint16_t dialect,
                         ReadRequest &out)
 {
-    ReadRequest r;
+    ReadRequest &r = out = ReadRequest{};
     if (Rule e = parse_request_start(pdu, SMB2_READ, READ_REQ_FIXED, r.hdr);
         e != Rule::ok)
         return e;
@@ -148,14 +148,13 @@ Rule parse_read_request(std::span<const uint8_t> pdu, uint16_t dialect,
                                smbd_get_le16(b + 46), r.channel_info);
         e != Rule::ok)
         return e;
-    out = r;
     return Rule::ok;
 }
 
 Rule parse_write_request(std::span<const uint8_t> pdu, uint16_t dialect,
                          WriteRequest &out)
 {
-    WriteRequest r;
+    WriteRequest &r = out = WriteRequest{};
     if (Rule e = parse_request_start(pdu, SMB2_WRITE, WRITE_REQ_FIXED, r.hdr);
         e != Rule::ok)
         return e;
@@ -183,7 +182,6 @@ Rule parse_write_request(std::span<const uint8_t> pdu, uint16_t dialect,
             return Rule::data_range;
         r.data = pdu.subspan(data_offset, r.length);
     }
-    out = r;
     return Rule::ok;
 }
 

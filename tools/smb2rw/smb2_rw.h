@@ -104,7 +104,9 @@ struct WriteRequest {
     uint32_t bytes() const { return is_rdma(channel) ? remaining_bytes : length; }
 };
 
-// Requests on a connection of @dialect; views point into @pdu.
+// Requests on a connection of @dialect; views point into @pdu. On failure
+// @out keeps the fields read before the rule that failed, so that a server
+// can still answer (and invalidate the token of) a request it refuses.
 Rule parse_read_request(std::span<const uint8_t> pdu, uint16_t dialect,
                         ReadRequest &out);
 Rule parse_write_request(std::span<const uint8_t> pdu, uint16_t dialect,
