@@ -15,6 +15,7 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/slab.h>
+#include <rdma/rw.h>
 
 #include "smbdirect.h"
 
@@ -123,6 +124,33 @@ static int smbd_conn_alloc_pools(struct smbd_conn *conn)
 	return 0;
 }
 
+/* Send WRs (and completions, when flushed) the rdma_rw budget takes. */
+static u32 smbd_conn_rw_wrs(struct smbd_conn *conn)
+{
+	return rdma_rw_max_send_wr(conn->cm_id->device, conn->cm_id->port_num,
+				   conn->rw_ops_max, 0);
+}
+
+/*
+ * The rdma_rw budget comes first, within half of what the device holds;
+ * sends and receives get the rest. One SGE count serves RDMA READ and
+ * WRITE alike, so the cost estimate in rw.c holds for both.
+ */
+static void smbd_conn_size_rw(struct smbd_conn *conn)
+{
+	const struct ib_device_attr *attrs = &conn->cm_id->device->attrs;
+	u32 per_op = rdma_rw_max_send_wr(conn->cm_id->device,
+					 conn->cm_id->port_num, 1, 0);
+	u32 n = SMBD_RW_OPS_MAX;
+
+	n = min_t(u32, n, attrs->max_qp_wr / 2 / per_op);
+	n = min_t(u32, n, attrs->max_cqe / 4 / per_op);
+	conn->rw_ops_max = n;
+	conn->rw_ops_free = n;
+	conn->rw_sge = clamp_t(u32, min(attrs->max_send_sge, attrs->max_sge_rd),
+			       1, 32);
+}
+
 static int smbd_conn_create_qp(struct smbd_conn *conn)
 {
 	struct ib_device *dev = conn->cm_id->device;
@@ -137,8 +165,8 @@ static int smbd_conn_create_qp(struct smbd_conn *conn)
 	}
 	/* +1 each for ib_drain_qp()'s marker requests */
 	conn->cq = ib_alloc_cq(dev, conn,
-			       conn->nr_recv_ios + conn->nr_send_ios + 2, 0,
-			       IB_POLL_WORKQUEUE);
+			       conn->nr_recv_ios + conn->nr_send_ios + 2 +
+			       smbd_conn_rw_wrs(conn), 0, IB_POLL_WORKQUEUE);
 	if (IS_ERR(conn->cq)) {
 		ret = PTR_ERR(conn->cq);
 		conn->cq = NULL;
@@ -150,8 +178,9 @@ static int smbd_conn_create_qp(struct smbd_conn *conn)
 	attr.recv_cq = conn->cq;
 	attr.cap.max_send_wr = conn->nr_send_ios + 1;
 	attr.cap.max_recv_wr = conn->nr_recv_ios + 1;
-	attr.cap.max_send_sge = 1;
 	attr.cap.max_recv_sge = 1;
+	/* rdma_create_qp() adds the send WRs of the rdma_rw budget */
+	smbd_rw_init_qp_attr(conn, &attr);
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
 	attr.port_num = conn->cm_id->port_num;
@@ -201,6 +230,10 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 	INIT_LIST_HEAD(&conn->offer_node);
 	INIT_WORK(&conn->send_work, smbd_send_work);
 	INIT_WORK(&conn->smb2_work, smbd_smb2_work);
+	INIT_WORK(&conn->rw_work, smbd_rw_work);
+	init_rwsem(&conn->rw_sem);
+	INIT_LIST_HEAD(&conn->rw_pending);
+	INIT_LIST_HEAD(&conn->rw_posted);
 	INIT_WORK(&conn->disconnect_work, smbd_conn_teardown);
 	INIT_DELAYED_WORK(&conn->timer_work, smbd_conn_timer);
 	init_completion(&conn->done);
@@ -210,10 +243,13 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 	/*
 	 * What the device holds: receives are the credits plus the spare, the
 	 * last-credit extra and the drain marker; sends the credits plus the
-	 * negotiate response and the drain marker; the CQ takes both.
+	 * negotiate response and the drain marker; the CQ takes both and
+	 * every RDMA work request, which all complete when flushed.
 	 */
-	depth = min_t(u32, attrs->max_qp_wr, attrs->max_cqe / 2);
-	if (depth < SMBD_MIN_QUEUE_DEPTH) {
+	smbd_conn_size_rw(conn);
+	depth = min_t(u32, attrs->max_qp_wr - smbd_conn_rw_wrs(conn),
+		      (attrs->max_cqe - smbd_conn_rw_wrs(conn)) / 2);
+	if (!conn->rw_ops_max || depth < SMBD_MIN_QUEUE_DEPTH) {
 		kfree(conn);
 		return -EOPNOTSUPP;
 	}
@@ -429,20 +465,35 @@ static void smbd_conn_notify_owner(struct smbd_conn *conn)
 		smbd_conn_put(conn);
 }
 
+static bool smbd_conn_quiet(struct smbd_conn *conn)
+{
+	unsigned long flags;
+	bool quiet;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	quiet = !conn->sends_posted && list_empty(&conn->rw_posted);
+	spin_unlock_irqrestore(&conn->lock, flags);
+	return quiet;
+}
+
 static void smbd_conn_teardown(struct work_struct *work)
 {
 	struct smbd_conn *conn = container_of(work, struct smbd_conn,
 					      disconnect_work);
 
-	/* a final response (negotiate failure, SMB2 error) goes out first */
+	/*
+	 * A final response (negotiate failure, SMB2 error) goes out first,
+	 * and DISCONNECT lets posted RDMA operations finish.
+	 */
 	if (conn->linger)
-		wait_event_timeout(conn->send_wait,
-				   READ_ONCE(conn->sends_posted) == 0, HZ);
+		wait_event_timeout(conn->send_wait, smbd_conn_quiet(conn), HZ);
 	rdma_disconnect(conn->cm_id);
 	ib_drain_qp(conn->cm_id->qp);
 	cancel_work_sync(&conn->smb2_work);
 	cancel_delayed_work_sync(&conn->timer_work);
 	cancel_work_sync(&conn->send_work);
+	/* RDMA_DONE for every operation, before DISCONNECTED */
+	smbd_rw_shutdown(conn);
 
 	smbd_route_forget(conn);
 	smbd_conn_notify_owner(conn);

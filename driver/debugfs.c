@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * debugfs smbdirect/connections: one line of key=value pairs per
- * connection, for smbdctl and for a person with cat. debugfs, not sysfs:
- * it is a list, and its keys may grow.
+ * connection, for smbdctl and for a person with cat; sessions: the master,
+ * the listener and the registered SessionIds; rdma_latency: the histogram
+ * of all connections' RDMA operation latencies. debugfs, not sysfs: these
+ * are lists, and their keys may grow.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -36,6 +38,7 @@ static void smbd_show_addr(struct seq_file *m, const char *key,
 static void smbd_show_conn(struct seq_file *m, struct smbd_conn *conn)
 {
 	unsigned long flags;
+	u32 i;
 
 	spin_lock_irqsave(&conn->lock, flags);
 	seq_printf(m, "id=%u state=%s", conn->id,
@@ -56,10 +59,18 @@ static void smbd_show_conn(struct seq_file *m, struct smbd_conn *conn)
 		   conn->cp.max_fragmented_recv_size);
 	seq_printf(m, " pdus_queued=%u bytes_queued=%llu",
 		   conn->pdus_queued + conn->nr_held, conn->queued_bytes);
-	seq_printf(m, " pdus_received=%llu bytes_received=%llu pdus_sent=%llu bytes_sent=%llu keepalives_sent=%llu credit_stalls=%llu\n",
+	seq_printf(m, " pdus_received=%llu bytes_received=%llu pdus_sent=%llu bytes_sent=%llu keepalives_sent=%llu credit_stalls=%llu",
 		   conn->stats.pdus_received, conn->stats.bytes_received,
 		   conn->stats.pdus_sent, conn->stats.bytes_sent,
 		   conn->stats.keepalives_sent, conn->stats.credit_stalls);
+	seq_printf(m, " rdma_reads=%llu rdma_writes=%llu rdma_read_bytes=%llu rdma_write_bytes=%llu rdma_errors=%llu rdma_inflight=%u rdma_budget=%u/%u rdma_lat=",
+		   conn->stats.rdma_reads, conn->stats.rdma_writes,
+		   conn->stats.rdma_read_bytes, conn->stats.rdma_write_bytes,
+		   conn->stats.rdma_errors, conn->stats.rdma_inflight,
+		   conn->rw_ops_free, conn->rw_ops_max);
+	for (i = 0; i < SMBD_LAT_BUCKETS; i++)
+		seq_printf(m, "%s%llu", i ? "," : "", conn->stats.rdma_lat[i]);
+	seq_putc(m, '\n');
 	spin_unlock_irqrestore(&conn->lock, flags);
 }
 
@@ -77,12 +88,30 @@ static int smbd_connections_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(smbd_connections);
 
+static int smbd_rdma_latency_show(struct seq_file *m, void *unused)
+{
+	smbd_lat_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(smbd_rdma_latency);
+
+static int smbd_sessions_dbg_show(struct seq_file *m, void *unused)
+{
+	smbd_sessions_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(smbd_sessions_dbg);
+
 /* debugfs failures are not the module's: it works without the file */
 void smbd_debugfs_init(void)
 {
 	smbd_debugfs_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file("connections", 0400, smbd_debugfs_dir, NULL,
 			    &smbd_connections_fops);
+	debugfs_create_file("rdma_latency", 0400, smbd_debugfs_dir, NULL,
+			    &smbd_rdma_latency_fops);
+	debugfs_create_file("sessions", 0400, smbd_debugfs_dir, NULL,
+			    &smbd_sessions_dbg_fops);
 }
 
 void smbd_debugfs_exit(void)

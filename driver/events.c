@@ -2,9 +2,10 @@
 /*
  * Each file's event queue (after ucma.c): a bounded list and a wait queue.
  * A full queue drops the event and counts it; the next GET_EVENTS starts
- * with an OVERFLOW record, so loss is never silent. NEW_CHANNEL and
- * DISCONNECTED are exempt: one each per connection, they bound themselves,
- * and without them the owner could not know its connections. GET_EVENTS copies event
+ * with an OVERFLOW record, so loss is never silent. NEW_CHANNEL,
+ * DISCONNECTED and RDMA_DONE are exempt: one each per connection or per
+ * operation in flight (which the QP bounds), and without them the owner
+ * could not know its connections or reuse its buffers. GET_EVENTS copies event
  * records and their data (PDUs, NEGOTIATE bytes) to the caller's buffers.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -54,7 +55,8 @@ int smbd_event_push(struct smbd_file *file, struct smbd_kevent *kev)
 		ret = -ESHUTDOWN;
 	} else if (file->nr_events >= SMBD_EVENT_QUEUE_LEN &&
 		   kev->ev.type != SMBD_EVENT_NEW_CHANNEL &&
-		   kev->ev.type != SMBD_EVENT_DISCONNECTED) {
+		   kev->ev.type != SMBD_EVENT_DISCONNECTED &&
+		   kev->ev.type != SMBD_EVENT_RDMA_DONE) {
 		file->lost++;
 		ret = -ENOSPC;
 	} else {

@@ -23,6 +23,7 @@ union smbd_cmd_buffer {
 	struct smbd_get_events get_events;
 	struct smbd_send_pdu send_pdu;
 	struct smbd_disconnect disconnect;
+	struct smbd_rdma_rw rdma_rw;
 };
 
 struct smbd_ioctl_op {
@@ -34,7 +35,8 @@ struct smbd_ioctl_op {
 #define SMBD_FEATURES (SMBD_FEATURE_SET_PARAMS | SMBD_FEATURE_LISTEN |	\
 		       SMBD_FEATURE_SESSIONS | SMBD_FEATURE_EVENTS |	\
 		       SMBD_FEATURE_SEND_PDU | SMBD_FEATURE_SEND_INVALIDATE | \
-		       SMBD_FEATURE_POOL | SMBD_FEATURE_DISCONNECT)
+		       SMBD_FEATURE_POOL | SMBD_FEATURE_RDMA_RW |	\
+		       SMBD_FEATURE_DISCONNECT)
 
 static int smbd_get_info(struct file *filp, void *cmd)
 {
@@ -72,6 +74,7 @@ SMBD_FILE_OP(unregister_session)
 SMBD_FILE_OP(get_mem_params)
 SMBD_FILE_OP(send_pdu)
 SMBD_FILE_OP(disconnect)
+SMBD_FILE_OP(rdma_rw)
 
 static int smbd_get_events(struct file *filp, void *cmd)
 {
@@ -102,6 +105,8 @@ static const struct smbd_ioctl_op smbd_ops[] = {
 	SMBD_OP(SMBD_CMD_GET_EVENTS, smbd_get_events, struct smbd_get_events,
 		__reserved),
 	SMBD_OP(SMBD_CMD_SEND_PDU, smbd_send_pdu, struct smbd_send_pdu,
+		__reserved),
+	SMBD_OP(SMBD_CMD_RDMA_RW, smbd_rdma_rw, struct smbd_rdma_rw,
 		__reserved),
 	SMBD_OP(SMBD_CMD_DISCONNECT, smbd_disconnect, struct smbd_disconnect,
 		conn_id),

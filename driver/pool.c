@@ -23,7 +23,7 @@ static unsigned long smbd_pool_bytes(void)
 }
 
 /* The pool's pages, allocated on first use. */
-static int smbd_pool_get(struct smbd_file *file)
+int smbd_pool_get(struct smbd_file *file)
 {
 	unsigned long i, n = smbd_pool_bytes() >> PAGE_SHIFT;
 	struct page **pages;

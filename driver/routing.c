@@ -13,6 +13,7 @@
 #include <linux/cred.h>
 #include <linux/hashtable.h>
 #include <linux/random.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <crypto/algapi.h>
 
@@ -53,6 +54,22 @@ static struct smbd_session_entry *smbd_session_find(u64 id)
 		if (s->id == id)
 			return s;
 	return NULL;
+}
+
+/* debugfs sessions: the roles and each registered SessionId's owner. */
+void smbd_sessions_show(struct seq_file *m)
+{
+	struct smbd_session_entry *s;
+	u32 bkt;
+
+	mutex_lock(&smbd_lock);
+	seq_printf(m, "master_pid=%d listener_pid=%d\n",
+		   smbd_master ? smbd_master->owner_tgid : 0,
+		   smbd_listener ? smbd_listener->owner_tgid : 0);
+	hash_for_each(smbd_sessions, bkt, s, node)
+		seq_printf(m, "session=0x%llx owner_pid=%d\n", s->id,
+			   s->file->owner_tgid);
+	mutex_unlock(&smbd_lock);
 }
 
 /*

@@ -7,6 +7,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rwsem.h>
 #include <linux/smbd.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -28,6 +29,11 @@
 #define SMBD_MAX_SLICES 256
 #define SMBD_MAX_DESCRIPTORS 64
 #define SMBD_MAX_IOVS 16
+
+/* RDMA READ/WRITE: rdma_rw operations in flight per connection, at most */
+#define SMBD_RW_OPS_MAX 256
+/* latency histogram: bucket 0 < 16 us, bucket i < 16 << i us, last: more */
+#define SMBD_LAT_BUCKETS 16
 
 /* Engine limits: memory per connection stays bounded whatever SET_PARAMS. */
 #define SMBD_MAX_IO_SIZE 65536		/* max send / receive size */
@@ -99,6 +105,7 @@ enum smbd_keepalive {
 };
 
 struct smbd_conn;
+struct seq_file;
 
 struct smbd_recv_io {
 	struct ib_cqe cqe;
@@ -188,7 +195,23 @@ struct smbd_conn {
 		u64 bytes_sent;
 		u64 keepalives_sent;
 		u64 credit_stalls;
+		u64 rdma_reads;		/* RDMA READs that completed */
+		u64 rdma_writes;
+		u64 rdma_read_bytes;
+		u64 rdma_write_bytes;
+		u64 rdma_errors;	/* operations that failed */
+		u32 rdma_inflight;	/* submitted, RDMA_DONE not yet queued */
+		u64 rdma_lat[SMBD_LAT_BUCKETS];
 	} stats;
+
+	/* RDMA READ/WRITE (rw.c); rw_sge and rw_ops_max fixed at creation */
+	struct rw_semaphore rw_sem;	/* QP use outside the lock vs teardown */
+	u32 rw_sge;			/* SGEs per RDMA work request */
+	u32 rw_ops_max;			/* the QP's rdma_rw budget */
+	u32 rw_ops_free;
+	struct list_head rw_pending;	/* waiting for budget, in order */
+	struct list_head rw_posted;	/* posted, completion due */
+	struct work_struct rw_work;
 
 	/* routing (under smbd_lock except owner, read under lock) */
 	struct smbd_file *owner;
@@ -247,6 +270,12 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc);
 int smbd_ioctl_send_pdu(struct smbd_file *file, void *cmd);
 int smbd_ioctl_disconnect(struct smbd_file *file, void *cmd);
 
+/* rw.c */
+void smbd_rw_init_qp_attr(struct smbd_conn *conn, struct ib_qp_init_attr *attr);
+void smbd_rw_work(struct work_struct *work);
+void smbd_rw_shutdown(struct smbd_conn *conn);
+int smbd_ioctl_rdma_rw(struct smbd_file *file, void *cmd);
+
 /* smb2.c */
 void smbd_smb2_work(struct work_struct *work);
 
@@ -257,6 +286,7 @@ int smbd_route_binding(struct smbd_conn *conn, u64 session_id);
 int smbd_route_offer(struct smbd_conn *conn);
 void smbd_route_forget(struct smbd_conn *conn);
 void smbd_route_file_closed(struct smbd_file *file);
+void smbd_sessions_show(struct seq_file *m);
 int smbd_ioctl_set_params(struct smbd_file *file, void *cmd);
 int smbd_ioctl_listen(struct smbd_file *file, void *cmd);
 int smbd_ioctl_accept(struct smbd_file *file, void *cmd);
@@ -292,6 +322,7 @@ void smbd_file_release(struct smbd_file *file);
 struct smbd_conn *smbd_file_conn(struct smbd_file *file, u64 conn_id);
 
 /* pool.c */
+int smbd_pool_get(struct smbd_file *file);
 int smbd_ioctl_get_mem_params(struct smbd_file *file, void *cmd);
 int smbd_pool_mmap(struct smbd_file *file, struct vm_area_struct *vma);
 void smbd_pool_free(struct smbd_file *file);
@@ -312,6 +343,12 @@ enum smbd_counter {
 	SMBD_CNT_BYTES_SENT,
 	SMBD_CNT_KEEPALIVES_SENT,
 	SMBD_CNT_CREDIT_STALLS,
+	SMBD_CNT_RDMA_READS,
+	SMBD_CNT_RDMA_WRITES,
+	SMBD_CNT_RDMA_READ_BYTES,
+	SMBD_CNT_RDMA_WRITE_BYTES,
+	SMBD_CNT_RDMA_ERRORS,
+	SMBD_CNT_RDMA_INFLIGHT,
 	SMBD_CNT_COUNT
 };
 #define SMBD_REASON_MAX SMBD_REASON_NO_MEMORY
@@ -320,6 +357,8 @@ void smbd_count(enum smbd_counter c, s64 n);
 void smbd_debugfs_init(void);
 void smbd_debugfs_exit(void);
 void smbd_count_disconnect(u32 reason);
+void smbd_count_rdma(bool write, int status, u64 bytes, u32 lat_bucket);
+void smbd_lat_show(struct seq_file *m);
 const char *smbd_reason_name(u32 reason);
 extern const struct attribute_group *smbd_attr_groups[];
 

@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Global counters, one sysfs file each under /sys/class/misc/smbd/counters/:
- * traffic, keepalives, credit stalls and every disconnect reason, so that a
+ * traffic, RDMA operations, keepalives, credit stalls and every disconnect
+ * reason, so that a
  * test or an administrator can tell why connections ended.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
 #include <linux/device.h>
+#include <linux/seq_file.h>
 #include <linux/sysfs.h>
 
 #include "smbdirect.h"
 
 static atomic64_t smbd_counters[SMBD_CNT_COUNT];
 static atomic64_t smbd_disconnects[SMBD_REASON_MAX + 1];
+static atomic64_t smbd_rdma_lat[SMBD_LAT_BUCKETS];
 
 static const char *const smbd_reason_names[SMBD_REASON_MAX + 1] = {
 	[0] = "unknown",
@@ -51,6 +54,32 @@ void smbd_count_disconnect(u32 reason)
 	atomic64_inc(&smbd_disconnects[reason <= SMBD_REASON_MAX ? reason : 0]);
 }
 
+/* An RDMA operation ended: it leaves the in-flight count either way. */
+void smbd_count_rdma(bool write, int status, u64 bytes, u32 lat_bucket)
+{
+	atomic64_dec(&smbd_counters[SMBD_CNT_RDMA_INFLIGHT]);
+	atomic64_inc(&smbd_rdma_lat[lat_bucket]);
+	if (status) {
+		atomic64_inc(&smbd_counters[SMBD_CNT_RDMA_ERRORS]);
+		return;
+	}
+	atomic64_inc(&smbd_counters[write ? SMBD_CNT_RDMA_WRITES :
+					    SMBD_CNT_RDMA_READS]);
+	atomic64_add(bytes, &smbd_counters[write ? SMBD_CNT_RDMA_WRITE_BYTES :
+						   SMBD_CNT_RDMA_READ_BYTES]);
+}
+
+/* debugfs rdma_latency: "lt_us=<bound> count=<operations>" per bucket */
+void smbd_lat_show(struct seq_file *m)
+{
+	u32 i;
+
+	for (i = 0; i < SMBD_LAT_BUCKETS - 1; i++)
+		seq_printf(m, "lt_us=%u count=%lld\n", 16U << i,
+			   atomic64_read(&smbd_rdma_lat[i]));
+	seq_printf(m, "lt_us=inf count=%lld\n", atomic64_read(&smbd_rdma_lat[i]));
+}
+
 struct smbd_counter_attr {
 	struct device_attribute attr;
 	atomic64_t *value;
@@ -84,6 +113,12 @@ SMBD_TRAFFIC(bytes_received, SMBD_CNT_BYTES_RECEIVED);
 SMBD_TRAFFIC(bytes_sent, SMBD_CNT_BYTES_SENT);
 SMBD_TRAFFIC(keepalives_sent, SMBD_CNT_KEEPALIVES_SENT);
 SMBD_TRAFFIC(credit_stalls, SMBD_CNT_CREDIT_STALLS);
+SMBD_TRAFFIC(rdma_reads, SMBD_CNT_RDMA_READS);
+SMBD_TRAFFIC(rdma_writes, SMBD_CNT_RDMA_WRITES);
+SMBD_TRAFFIC(rdma_read_bytes, SMBD_CNT_RDMA_READ_BYTES);
+SMBD_TRAFFIC(rdma_write_bytes, SMBD_CNT_RDMA_WRITE_BYTES);
+SMBD_TRAFFIC(rdma_errors, SMBD_CNT_RDMA_ERRORS);
+SMBD_TRAFFIC(rdma_inflight, SMBD_CNT_RDMA_INFLIGHT);
 SMBD_DISCONNECT(local, SMBD_REASON_LOCAL);
 SMBD_DISCONNECT(peer, SMBD_REASON_PEER);
 SMBD_DISCONNECT(owner_closed, SMBD_REASON_OWNER_CLOSED);
@@ -107,6 +142,8 @@ static struct attribute *smbd_counter_attrs[] = {
 	A(conn_requests), A(conn_rejected), A(conn_active), A(negotiated),
 	A(pdus_received), A(pdus_sent), A(bytes_received), A(bytes_sent),
 	A(keepalives_sent), A(credit_stalls),
+	A(rdma_reads), A(rdma_writes), A(rdma_read_bytes), A(rdma_write_bytes),
+	A(rdma_errors), A(rdma_inflight),
 	A(disconnect_local), A(disconnect_peer), A(disconnect_owner_closed),
 	A(disconnect_device_removed), A(disconnect_negotiate_timeout),
 	A(disconnect_keepalive_timeout), A(disconnect_accept_timeout),

@@ -29,13 +29,14 @@ TEST(GetInfo, ReportsAbiAndLimits)
     EXPECT_GE(info.out_max_pdu_size, 1u << 20);
 }
 
-TEST(GetInfo, ReportsTheControlPathAndPoolFeaturesAndNotRdma)
+TEST(GetInfo, ReportsEveryFeature)
 {
     const uint64_t want = SMBD_FEATURE_SET_PARAMS | SMBD_FEATURE_LISTEN |
                           SMBD_FEATURE_SESSIONS | SMBD_FEATURE_EVENTS |
                           SMBD_FEATURE_SEND_PDU |
                           SMBD_FEATURE_SEND_INVALIDATE |
-                          SMBD_FEATURE_POOL | SMBD_FEATURE_DISCONNECT;
+                          SMBD_FEATURE_POOL | SMBD_FEATURE_RDMA_RW |
+                          SMBD_FEATURE_DISCONNECT;
     EXPECT_EQ(device_info().out_features, want);
 }
 
@@ -160,23 +161,6 @@ TEST(Ioctl, UnknownCommandsAreNotTty)
         SCOPED_TRACE(nr);
         EXPECT_EQ(dev.raw(_IO(SMBD_IOCTL_TYPE, nr), req.data()), ENOTTY);
     }
-}
-
-// RDMA_RW comes after the pool: until its feature bit is reported, it is
-// not offered.
-TEST(Ioctl, RdmaRwIsNotTtyWithoutItsFeature)
-{
-    ASSERT_FALSE(device_info().out_features & SMBD_FEATURE_RDMA_RW);
-    Device dev = open_device();
-    smbd_rw_op op{};
-    op.conn_id = 1;
-    op.direction = SMBD_RW_WRITE_TO_PEER;
-    smbd_rdma_rw rw{};
-    rw.size = sizeof(rw);
-    rw.count = 1;
-    rw.op_size = sizeof(op);
-    rw.ops_ptr = reinterpret_cast<uintptr_t>(&op);
-    EXPECT_EQ(dev.raw(SMBD_IOC_RDMA_RW, &rw), ENOTTY);
 }
 
 } // namespace

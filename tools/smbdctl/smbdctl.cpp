@@ -1,13 +1,16 @@
 // smbdctl: what smbdirect.ko is doing, for a person or (--json) a program:
-// the module's parameters, its counters and one line per connection.
+// the module's parameters, its counters, the RDMA latency histogram, the
+// roles and sessions, and one line per connection.
 //
 // Sources: /sys/module/smbdirect/parameters, /sys/class/misc/smbd/counters
-// and debugfs smbdirect/connections (root; debugfs mounted).
+// and debugfs smbdirect/{connections,sessions,rdma_latency} (root; debugfs
+// mounted).
 #include <cstdio>
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,7 +23,7 @@ using Pairs = std::vector<std::pair<std::string, std::string>>;
 
 const char *const kParams = "/sys/module/smbdirect/parameters";
 const char *const kCounters = "/sys/class/misc/smbd/counters";
-const char *const kConnections = "/sys/kernel/debug/smbdirect/connections";
+const char *const kDebugfs = "/sys/kernel/debug/smbdirect";
 
 // name=value for each file of @dir, sorted by name.
 Pairs read_dir(const fs::path &dir)
@@ -37,15 +40,17 @@ Pairs read_dir(const fs::path &dir)
     return out;
 }
 
-// One connection per line of key=value words.
-std::vector<Pairs> read_connections(bool &available)
+// A debugfs list: one record per line of key=value words; nullopt if the
+// file cannot be read.
+std::optional<std::vector<Pairs>> read_list(const char *name)
 {
     std::vector<Pairs> out;
-    std::ifstream f(kConnections);
-    available = bool(f);
+    std::ifstream f(fs::path(kDebugfs) / name);
+    if (!f)
+        return std::nullopt;
     std::string line;
     while (std::getline(f, line)) {
-        Pairs conn;
+        Pairs rec;
         size_t pos = 0;
         while (pos < line.size()) {
             size_t end = line.find(' ', pos);
@@ -54,10 +59,10 @@ std::vector<Pairs> read_connections(bool &available)
             std::string word = line.substr(pos, end - pos);
             size_t eq = word.find('=');
             if (eq != std::string::npos)
-                conn.emplace_back(word.substr(0, eq), word.substr(eq + 1));
+                rec.emplace_back(word.substr(0, eq), word.substr(eq + 1));
             pos = end + 1;
         }
-        out.push_back(std::move(conn));
+        out.push_back(std::move(rec));
     }
     return out;
 }
@@ -89,24 +94,40 @@ void print_json_object(const Pairs &p)
     std::printf("}");
 }
 
-void print_json(const Pairs &params, const Pairs &counters,
-                const std::vector<Pairs> &conns, bool conns_available)
+// Everything smbdctl shows; a debugfs list is nullopt when unreadable.
+struct State {
+    Pairs params;
+    Pairs counters;
+    std::optional<std::vector<Pairs>> conns;
+    std::optional<std::vector<Pairs>> sessions;
+    std::optional<std::vector<Pairs>> latency;
+};
+
+void print_json_list(const char *name, const std::optional<std::vector<Pairs>> &list)
 {
-    std::printf("{\"parameters\": ");
-    print_json_object(params);
-    std::printf(", \"counters\": ");
-    print_json_object(counters);
-    std::printf(", \"connections\": ");
-    if (!conns_available) {
-        std::printf("null}\n");
+    std::printf(", \"%s\": ", name);
+    if (!list) {
+        std::printf("null");
         return;
     }
     std::printf("[");
-    for (size_t i = 0; i < conns.size(); i++) {
+    for (size_t i = 0; i < list->size(); i++) {
         std::printf("%s", i ? ", " : "");
-        print_json_object(conns[i]);
+        print_json_object((*list)[i]);
     }
-    std::printf("]}\n");
+    std::printf("]");
+}
+
+void print_json(const State &st)
+{
+    std::printf("{\"parameters\": ");
+    print_json_object(st.params);
+    std::printf(", \"counters\": ");
+    print_json_object(st.counters);
+    print_json_list("connections", st.conns);
+    print_json_list("sessions", st.sessions);
+    print_json_list("rdma_latency", st.latency);
+    std::printf("}\n");
 }
 
 std::string get(const Pairs &p, const char *key)
@@ -117,38 +138,87 @@ std::string get(const Pairs &p, const char *key)
     return "-";
 }
 
-void print_text(const Pairs &params, const Pairs &counters,
-                const std::vector<Pairs> &conns, bool conns_available)
+void print_unreadable(const char *what, const char *file)
+{
+    std::printf("\n%s: %s/%s is not readable (root, debugfs mounted?)\n", what,
+                kDebugfs, file);
+}
+
+void print_latency(const std::vector<Pairs> &buckets)
+{
+    std::printf("\nRDMA operation latency:\n");
+    std::string lower = "0";
+    for (const Pairs &b : buckets) {
+        std::string upper = get(b, "lt_us");
+        if (get(b, "count") != "0")
+            std::printf("  %6s us .. %-6s %s\n", lower.c_str(),
+                        upper == "inf" ? "" : (upper + " us").c_str(),
+                        get(b, "count").c_str());
+        lower = upper;
+    }
+}
+
+void print_sessions(const std::vector<Pairs> &lines)
+{
+    std::printf("\nroles and sessions:\n");
+    for (const Pairs &l : lines) {
+        if (get(l, "master_pid") != "-")
+            std::printf("  master pid %s, listener pid %s\n",
+                        get(l, "master_pid").c_str(), get(l, "listener_pid").c_str());
+        else
+            std::printf("  session %s owned by pid %s\n", get(l, "session").c_str(),
+                        get(l, "owner_pid").c_str());
+    }
+}
+
+void print_conn(const Pairs &c)
+{
+    std::printf("  #%s %s %s -> %s, owner pid %s, dialect %s, session %s\n",
+                get(c, "id").c_str(), get(c, "state").c_str(),
+                get(c, "remote").c_str(), get(c, "local").c_str(),
+                get(c, "owner_pid").c_str(), get(c, "dialect").c_str(),
+                get(c, "session").c_str());
+    std::printf("      credits: %s to send, %s receives posted (%s granted, target %s)\n",
+                get(c, "send_credits").c_str(), get(c, "recv_posted").c_str(),
+                get(c, "recv_granted").c_str(), get(c, "recv_target").c_str());
+    std::printf("      received %s PDUs (%s bytes), sent %s PDUs (%s bytes), "
+                "%s unread; %s keepalives sent, %s credit stalls\n",
+                get(c, "pdus_received").c_str(), get(c, "bytes_received").c_str(),
+                get(c, "pdus_sent").c_str(), get(c, "bytes_sent").c_str(),
+                get(c, "pdus_queued").c_str(), get(c, "keepalives_sent").c_str(),
+                get(c, "credit_stalls").c_str());
+    std::printf("      RDMA: %s reads (%s bytes), %s writes (%s bytes), %s failed, "
+                "%s in flight, budget %s free\n",
+                get(c, "rdma_reads").c_str(), get(c, "rdma_read_bytes").c_str(),
+                get(c, "rdma_writes").c_str(), get(c, "rdma_write_bytes").c_str(),
+                get(c, "rdma_errors").c_str(), get(c, "rdma_inflight").c_str(),
+                get(c, "rdma_budget").c_str());
+}
+
+void print_text(const State &st)
 {
     std::printf("smbdirect: port %s, pool %s x %s bytes per open file\n",
-                get(params, "port").c_str(), get(params, "pool_buffers").c_str(),
-                get(params, "buffer_size").c_str());
+                get(st.params, "port").c_str(), get(st.params, "pool_buffers").c_str(),
+                get(st.params, "buffer_size").c_str());
     std::printf("\ncounters (since the module was loaded):\n");
-    for (const auto &[k, v] : counters)
+    for (const auto &[k, v] : st.counters)
         if (v != "0" || k.rfind("disconnect_", 0) != 0)
             std::printf("  %-28s %s\n", k.c_str(), v.c_str());
-    if (!conns_available) {
-        std::printf("\nconnections: %s is not readable (root, debugfs mounted?)\n",
-                    kConnections);
+    if (st.latency)
+        print_latency(*st.latency);
+    else
+        print_unreadable("RDMA operation latency", "rdma_latency");
+    if (st.sessions)
+        print_sessions(*st.sessions);
+    else
+        print_unreadable("roles and sessions", "sessions");
+    if (!st.conns) {
+        print_unreadable("connections", "connections");
         return;
     }
-    std::printf("\nconnections: %zu\n", conns.size());
-    for (const Pairs &c : conns) {
-        std::printf("  #%s %s %s -> %s, owner pid %s, dialect %s, session %s\n",
-                    get(c, "id").c_str(), get(c, "state").c_str(),
-                    get(c, "remote").c_str(), get(c, "local").c_str(),
-                    get(c, "owner_pid").c_str(), get(c, "dialect").c_str(),
-                    get(c, "session").c_str());
-        std::printf("      credits: %s to send, %s receives posted (%s granted, target %s)\n",
-                    get(c, "send_credits").c_str(), get(c, "recv_posted").c_str(),
-                    get(c, "recv_granted").c_str(), get(c, "recv_target").c_str());
-        std::printf("      received %s PDUs (%s bytes), sent %s PDUs (%s bytes), "
-                    "%s unread; %s keepalives sent, %s credit stalls\n",
-                    get(c, "pdus_received").c_str(), get(c, "bytes_received").c_str(),
-                    get(c, "pdus_sent").c_str(), get(c, "bytes_sent").c_str(),
-                    get(c, "pdus_queued").c_str(), get(c, "keepalives_sent").c_str(),
-                    get(c, "credit_stalls").c_str());
-    }
+    std::printf("\nconnections: %zu\n", st.conns->size());
+    for (const Pairs &c : *st.conns)
+        print_conn(c);
 }
 
 } // namespace
@@ -161,8 +231,8 @@ int main(int argc, char **argv)
             json = true;
         } else {
             std::fprintf(stderr, "usage: smbdctl [--json]\n"
-                                 "Prints smbdirect.ko's parameters, counters and "
-                                 "connections.\n");
+                                 "Prints smbdirect.ko's parameters, counters, RDMA "
+                                 "latency histogram, sessions and connections.\n");
             return std::strcmp(argv[i], "--help") ? 2 : 0;
         }
     }
@@ -170,13 +240,11 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "smbdctl: smbdirect.ko is not loaded\n");
         return 1;
     }
-    Pairs params = read_dir(kParams);
-    Pairs counters = read_dir(kCounters);
-    bool available = false;
-    std::vector<Pairs> conns = read_connections(available);
+    State st{read_dir(kParams), read_dir(kCounters), read_list("connections"),
+             read_list("sessions"), read_list("rdma_latency")};
     if (json)
-        print_json(params, counters, conns, available);
+        print_json(st);
     else
-        print_text(params, counters, conns, available);
+        print_text(st);
     return 0;
 }

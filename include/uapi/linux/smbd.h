@@ -515,13 +515,28 @@ struct smbd_slice {
  * @slices_ptr: array of struct smbd_slice, the local side in order
  * @descs_ptr: SMB2 Buffer Descriptor V1 entries exactly as they appear in
  *	the SMB2 READ/WRITE request (16 bytes each, little-endian)
- * @slice_count: entries at @slices_ptr
- * @desc_count: entries at @descs_ptr
+ * @slice_count: entries at @slices_ptr (1..out_max_slices)
+ * @desc_count: entries at @descs_ptr (1..out_max_descriptors)
  * @direction: SMBD_RW_*
  * @__reserved: must be 0
  *
  * Moves min(sum of slices, sum of descriptors) bytes, descriptor by
- * descriptor; RDMA_DONE reports the bytes moved.
+ * descriptor: each descriptor takes the next min(its Length, bytes left)
+ * bytes of the slices, so a descriptor longer than the data is fine and
+ * descriptors past the data are not touched. Slices lie inside one buffer
+ * each and do not overlap; descriptors are not empty and do not wrap
+ * (EINVAL). The slices may total at most the connection's negotiated
+ * MaxReadWriteSize (EMSGSIZE).
+ *
+ * The operation ends with one RDMA_DONE event: status 0 and
+ * u.rdma_done.bytes, or a negative errno and 0 bytes: -EIO when the RDMA
+ * operation failed (a wrong token, a descriptor longer than the peer's
+ * registration), after which the connection is disconnected with
+ * SMBD_REASON_RDMA_ERROR as MS-SMBD requires; -ENOTCONN when the
+ * connection went away first. RDMA_DONE events are never dropped for a full
+ * queue, and come before the connection's DISCONNECTED. The pool pages
+ * stay in use until RDMA_DONE; the client's memory too, so send the SMB2
+ * response only after it.
  */
 struct smbd_rw_op {
 	__aligned_u64 conn_id;
@@ -539,10 +554,20 @@ struct smbd_rw_op {
  * @size: sizeof(struct smbd_rdma_rw)
  * @flags: must be 0
  * @count: entries at @ops_ptr (1..out_max_batch)
- * @op_size: sizeof(struct smbd_rw_op) as the caller knows it
+ * @op_size: sizeof(struct smbd_rw_op) as the caller knows it, at least that
+ *	of ABI version 1 (48), at most 4096; bytes past the kernel's struct
+ *	must be 0 (E2BIG)
  * @ops_ptr: array of struct smbd_rw_op
  * @out_done: operations started (each ends with one RDMA_DONE event)
  * @__reserved: must be 0
+ *
+ * Operations start in order; one that finds the connection's share of the
+ * queue pair busy waits in the kernel, in order, until earlier ones
+ * complete. The batch stops at the first operation that cannot start: the
+ * call returns 0 with @out_done < @count if some did, else that
+ * operation's error (ENOENT: not a connection of this file; ENOTCONN: it
+ * is disconnecting or DISCONNECT was called). The pool is allocated by the
+ * first RDMA_RW if GET_MEM_PARAMS or mmap() did not do it yet.
  */
 struct smbd_rdma_rw {
 	__u32 size;

@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * SMBD_IOC_RDMA_RW: RDMA WRITE (serves an SMB2 READ) and RDMA READ (serves
+ * an SMB2 WRITE) between the owner's pool pages and the client memory an
+ * SMB2 request describes with Buffer Descriptor V1 entries.
+ *
+ * Each operation becomes one rdma_rw context per descriptor (the rdma_rw
+ * API registers memory where the device needs it, as iWARP does), chained
+ * and posted together; only the last work request is signaled, and since a
+ * send queue completes in order its completion ends the operation. The QP
+ * has room for rw_ops_max rdma_rw operations (a WR, or a registration
+ * cycle); an operation waits in rw_pending until its share is free, so a
+ * burst of requests queues instead of failing.
+ *
+ * The QP outside conn->lock: rdma_rw_ctx_init() allocates and maps, so the
+ * submitter holds rw_sem for reading; teardown takes it for writing after
+ * the drain, when nothing can be posted any more, before it destroys the
+ * QP. Every operation ends with one RDMA_DONE, before DISCONNECTED.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ktime.h>
+#include <linux/log2.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/uaccess.h>
+#include <rdma/rw.h>
+
+#include "buffer_desc.h"
+#include "smbdirect.h"
+
+#define SMBD_RW_OP_SIZE_V1 48
+
+struct smbd_rw_ctx {
+	struct rdma_rw_ctx rw;
+	struct scatterlist *sg;
+	u32 nents;
+	u32 len;
+	bool ready;		/* rdma_rw_ctx_init() succeeded */
+	u64 remote_addr;
+	u32 rkey;
+};
+
+struct smbd_rw_req {
+	struct list_head node;		/* conn->rw_pending or rw_posted */
+	struct ib_cqe cqe;
+	struct smbd_conn *conn;		/* a reference */
+	struct smbd_kevent *done_ev;	/* RDMA_DONE, allocated up front */
+	enum dma_data_direction dir;
+	u32 cost;			/* rdma_rw operations reserved */
+	u64 bytes;
+	ktime_t start;
+	struct scatterlist *sgl;	/* all contexts' entries */
+	u32 nr_ctx;
+	struct smbd_rw_ctx ctx[];
+};
+
+/* Check the slices against the pool: inside a buffer, none overlapping. */
+static int smbd_slice_cmp(const void *a, const void *b)
+{
+	const struct smbd_slice *x = a, *y = b;
+
+	if (x->buffer != y->buffer)
+		return x->buffer < y->buffer ? -1 : 1;
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	return 0;
+}
+
+static int smbd_rw_check_slices(const struct smbd_slice *s, u32 n,
+				u64 *total)
+{
+	struct smbd_slice *sorted;
+	u32 i;
+	int ret = 0;
+
+	*total = 0;
+	for (i = 0; i < n; i++) {
+		if (s[i].__reserved || !s[i].length ||
+		    s[i].buffer >= smbd_pool_buffers ||
+		    s[i].offset >= smbd_buffer_size ||
+		    s[i].length > smbd_buffer_size - s[i].offset)
+			return -EINVAL;
+		*total += s[i].length;
+	}
+	/* DMA into one page twice in an operation is never meant */
+	sorted = kmemdup(s, n * sizeof(*s), GFP_KERNEL);
+	if (!sorted)
+		return -ENOMEM;
+	sort(sorted, n, sizeof(*sorted), smbd_slice_cmp, NULL);
+	for (i = 1; i < n; i++) {
+		if (sorted[i].buffer == sorted[i - 1].buffer &&
+		    sorted[i].offset < sorted[i - 1].offset +
+				       sorted[i - 1].length) {
+			ret = -EINVAL;
+			break;
+		}
+	}
+	kfree(sorted);
+	return ret;
+}
+
+/* Walks the slices byte by byte as the pool pages they name. */
+struct smbd_slice_pos {
+	const struct smbd_slice *s;
+	u32 off;			/* into *s */
+};
+
+/* Fill @sg (or only count, if NULL) with @len bytes from @pos on. */
+static u32 smbd_rw_map(struct smbd_file *file, struct smbd_slice_pos *pos,
+		       u64 len, struct scatterlist *sg)
+{
+	u32 pages_per_buf = smbd_buffer_size >> PAGE_SHIFT;
+	u32 n = 0;
+
+	while (len) {
+		u32 at = pos->s->offset + pos->off;
+		u32 in_page = offset_in_page(at);
+		u32 chunk = min_t(u64, len,
+				  min_t(u32, PAGE_SIZE - in_page,
+					pos->s->length - pos->off));
+
+		if (sg) {
+			struct page *page = file->pool_pages[
+				pos->s->buffer * pages_per_buf +
+				(at >> PAGE_SHIFT)];
+
+			sg_set_page(&sg[n], page, chunk, in_page);
+		}
+		n++;
+		len -= chunk;
+		pos->off += chunk;
+		if (pos->off == pos->s->length) {
+			pos->s++;
+			pos->off = 0;
+		}
+	}
+	return n;
+}
+
+/* rdma_rw operations one context of @nents entries may take, at most. */
+static u32 smbd_rw_cost(struct smbd_conn *conn, u32 nents)
+{
+	struct rdma_cm_id *id = conn->cm_id;
+
+	return max(rdma_rw_mr_factor(id->device, id->port_num, nents),
+		   DIV_ROUND_UP(nents, conn->rw_sge));
+}
+
+static void smbd_rw_req_free(struct smbd_rw_req *req)
+{
+	if (req->done_ev)
+		smbd_kevent_free(req->done_ev);
+	kvfree(req->sgl);
+	smbd_conn_put(req->conn);
+	kfree(req);
+}
+
+/*
+ * Build the request of one op: a scatterlist per descriptor that gets
+ * data, each ending exactly where its share of the slices ends.
+ */
+static int smbd_rw_build(struct smbd_file *file, struct smbd_conn *conn,
+			 const struct smbd_rw_op *op,
+			 const struct smbd_slice *slices, u64 slice_total,
+			 const u8 *descs, struct smbd_rw_req **out)
+{
+	struct smbd_slice_pos pos = { .s = slices };
+	struct smbd_buffer_desc d;
+	struct smbd_rw_req *req;
+	u64 left = slice_total;
+	u32 i, n, nents = 0;
+
+	/* descriptors past the data move nothing and get no context */
+	for (n = 0; n < op->desc_count && left; n++) {
+		smbd_buffer_desc_get(descs, n, &d);
+		left -= min_t(u64, left, d.length);
+	}
+	req = kzalloc(struct_size(req, ctx, n), GFP_KERNEL);
+	if (!req)
+		return -ENOMEM;
+	req->nr_ctx = n;
+	req->conn = conn;
+	kref_get(&conn->ref);
+	req->dir = op->direction == SMBD_RW_WRITE_TO_PEER ? DMA_TO_DEVICE :
+							    DMA_FROM_DEVICE;
+	req->done_ev = smbd_kevent_alloc(SMBD_EVENT_RDMA_DONE, conn->id,
+					 GFP_KERNEL);
+	if (!req->done_ev)
+		goto nomem;
+	req->done_ev->ev.user_data = op->user_data;
+
+	/* first pass: entries per context, and the budget they need */
+	left = slice_total;
+	for (i = 0; i < n; i++) {
+		struct smbd_rw_ctx *c = &req->ctx[i];
+		u64 len;
+
+		smbd_buffer_desc_get(descs, i, &d);
+		len = min_t(u64, left, d.length);
+		c->remote_addr = d.offset;
+		c->rkey = d.token;
+		c->len = len;
+		c->nents = smbd_rw_map(file, &pos, len, NULL);
+		nents += c->nents;
+		req->cost += smbd_rw_cost(conn, c->nents);
+		req->bytes += len;
+		left -= len;
+	}
+	if (req->cost > conn->rw_ops_max) {
+		smbd_rw_req_free(req);
+		return -EMSGSIZE;
+	}
+
+	req->sgl = kvcalloc(nents, sizeof(*req->sgl), GFP_KERNEL);
+	if (!req->sgl)
+		goto nomem;
+	pos.s = slices;
+	pos.off = 0;
+	nents = 0;
+	for (i = 0; i < n; i++) {
+		struct smbd_rw_ctx *c = &req->ctx[i];
+
+		c->sg = &req->sgl[nents];
+		sg_init_table(c->sg, c->nents);
+		smbd_rw_map(file, &pos, c->len, c->sg);
+		nents += c->nents;
+	}
+	*out = req;
+	return 0;
+nomem:
+	smbd_rw_req_free(req);
+	return -ENOMEM;
+}
+
+static void smbd_rw_destroy_ctxs(struct smbd_rw_req *req)
+{
+	struct smbd_conn *conn = req->conn;
+	u32 i;
+
+	for (i = 0; i < req->nr_ctx; i++) {
+		struct smbd_rw_ctx *c = &req->ctx[i];
+
+		if (c->ready)
+			rdma_rw_ctx_destroy(&c->rw, conn->cm_id->qp,
+					    conn->cm_id->port_num, c->sg,
+					    c->nents, req->dir);
+		c->ready = false;
+	}
+}
+
+static u32 smbd_lat_bucket(s64 us)
+{
+	if (us < 16)
+		return 0;
+	return min_t(u32, ilog2(us) - 3, SMBD_LAT_BUCKETS - 1);
+}
+
+/*
+ * The operation is over (@status 0 or -errno, its contexts destroyed):
+ * account it and tell the owner. A file that is closing drops the event.
+ */
+static void smbd_rw_finish(struct smbd_rw_req *req, int status)
+{
+	struct smbd_conn *conn = req->conn;
+	bool write = req->dir == DMA_TO_DEVICE;
+	u64 bytes = status ? 0 : req->bytes;
+	u32 bucket = smbd_lat_bucket(ktime_us_delta(ktime_get(), req->start));
+	struct smbd_kevent *kev = req->done_ev;
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	conn->stats.rdma_inflight--;
+	if (status) {
+		conn->stats.rdma_errors++;
+	} else if (write) {
+		conn->stats.rdma_writes++;
+		conn->stats.rdma_write_bytes += bytes;
+	} else {
+		conn->stats.rdma_reads++;
+		conn->stats.rdma_read_bytes += bytes;
+	}
+	conn->stats.rdma_lat[bucket]++;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	smbd_count_rdma(write, status, bytes, bucket);
+
+	kev->ev.status = status;
+	kev->ev.u.rdma_done.bytes = bytes;
+	req->done_ev = NULL;
+	if (smbd_event_push(conn->owner, kev))
+		smbd_kevent_free(kev);
+	smbd_rw_req_free(req);
+}
+
+/* Give back an operation's budget; a waiting operation may go now. */
+static void smbd_rw_release(struct smbd_conn *conn, u32 cost)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	conn->rw_ops_free += cost;
+	if (!list_empty(&conn->rw_pending) &&
+	    conn->state != SMBD_CONN_DISCONNECTING)
+		queue_work(smbd_wq, &conn->rw_work);
+	spin_unlock_irqrestore(&conn->lock, flags);
+}
+
+/* Map, register and post one operation whose budget is reserved. */
+static void smbd_rw_start(struct smbd_rw_req *req)
+{
+	struct smbd_conn *conn = req->conn;
+	struct rdma_cm_id *id = conn->cm_id;
+	struct ib_send_wr *first = NULL;
+	unsigned long flags;
+	int ret = 0;
+	u32 i;
+
+	for (i = 0; i < req->nr_ctx; i++) {
+		struct smbd_rw_ctx *c = &req->ctx[i];
+
+		ret = rdma_rw_ctx_init(&c->rw, id->qp, id->port_num, c->sg,
+				       c->nents, 0, c->remote_addr, c->rkey,
+				       req->dir);
+		if (ret < 0)
+			break;
+		c->ready = true;
+	}
+	if (ret < 0) {
+		pr_warn_ratelimited("connection %u: RDMA %s setup: %pe\n",
+				    conn->id, req->dir == DMA_TO_DEVICE ?
+				    "write" : "read", ERR_PTR(ret));
+		smbd_rw_destroy_ctxs(req);
+		smbd_rw_release(conn, req->cost);
+		smbd_rw_finish(req, ret);
+		return;
+	}
+	/* only the last context signals: the send queue completes in order */
+	for (i = req->nr_ctx; i-- > 0;)
+		first = rdma_rw_ctx_wrs(&req->ctx[i].rw, id->qp, id->port_num,
+					&req->cqe, first);
+
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->state == SMBD_CONN_DISCONNECTING) {
+		ret = -ENOTCONN;
+	} else {
+		/* on failure some WRs may be posted: teardown ends it */
+		list_add_tail(&req->node, &conn->rw_posted);
+		ret = ib_post_send(id->qp, first, NULL);
+	}
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (ret == -ENOTCONN) {
+		smbd_rw_destroy_ctxs(req);
+		smbd_rw_release(conn, req->cost);
+		smbd_rw_finish(req, ret);
+	} else if (ret) {
+		pr_warn_ratelimited("connection %u: posting RDMA: %pe\n",
+				    conn->id, ERR_PTR(ret));
+		smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
+	}
+}
+
+static void smbd_rw_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct smbd_rw_req *req = container_of(wc->wr_cqe, struct smbd_rw_req,
+					       cqe);
+	struct smbd_conn *conn = req->conn;
+	unsigned long flags;
+	int status = 0;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	list_del(&req->node);
+	/* a flush without teardown follows a failed unsignaled WR */
+	if (wc->status != IB_WC_SUCCESS)
+		status = wc->status == IB_WC_WR_FLUSH_ERR &&
+			 conn->state == SMBD_CONN_DISCONNECTING ? -ENOTCONN :
+								  -EIO;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_info_ratelimited("connection %u: RDMA %s failed: %s\n",
+					    conn->id,
+					    req->dir == DMA_TO_DEVICE ?
+					    "write" : "read",
+					    ib_wc_status_msg(wc->status));
+	smbd_rw_destroy_ctxs(req);
+	smbd_rw_release(conn, req->cost);
+	/* the QP is in error now: the spec ends the connection */
+	if (status)
+		smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
+	smbd_rw_finish(req, status);
+	/* a lingering teardown waits for the posted operations */
+	wake_up_all(&conn->send_wait);
+}
+
+/* Take the first waiting operation if its budget is free. */
+static struct smbd_rw_req *smbd_rw_next_locked(struct smbd_conn *conn)
+{
+	struct smbd_rw_req *req;
+
+	if (conn->state == SMBD_CONN_DISCONNECTING)
+		return NULL;
+	req = list_first_entry_or_null(&conn->rw_pending, struct smbd_rw_req,
+				       node);
+	if (!req || req->cost > conn->rw_ops_free)
+		return NULL;
+	list_del(&req->node);
+	conn->rw_ops_free -= req->cost;
+	return req;
+}
+
+void smbd_rw_work(struct work_struct *work)
+{
+	struct smbd_conn *conn = container_of(work, struct smbd_conn, rw_work);
+	struct smbd_rw_req *req;
+	unsigned long flags;
+
+	down_read(&conn->rw_sem);
+	for (;;) {
+		spin_lock_irqsave(&conn->lock, flags);
+		req = smbd_rw_next_locked(conn);
+		spin_unlock_irqrestore(&conn->lock, flags);
+		if (!req)
+			break;
+		smbd_rw_start(req);
+	}
+	up_read(&conn->rw_sem);
+}
+
+/* Queue @req behind the waiting ones and start what can go. */
+static int smbd_rw_submit(struct smbd_conn *conn, struct smbd_rw_req *req)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	down_read(&conn->rw_sem);
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->state != SMBD_CONN_OWNED || conn->closing) {
+		ret = -ENOTCONN;
+	} else {
+		req->cqe.done = smbd_rw_done;
+		req->start = ktime_get();
+		conn->stats.rdma_inflight++;
+		smbd_count(SMBD_CNT_RDMA_INFLIGHT, 1);
+		list_add_tail(&req->node, &conn->rw_pending);
+		req = smbd_rw_next_locked(conn);
+	}
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (!ret && req)
+		smbd_rw_start(req);
+	up_read(&conn->rw_sem);
+	return ret;
+}
+
+/*
+ * Teardown, after the drain: no completion runs any more and nothing is
+ * posted; wait out a submitter still using the QP, then end what never
+ * completed: operations still waiting, and any whose post failed.
+ */
+void smbd_rw_shutdown(struct smbd_conn *conn)
+{
+	struct smbd_rw_req *req, *tmp;
+	unsigned long flags;
+	LIST_HEAD(ended);
+
+	cancel_work_sync(&conn->rw_work);
+	down_write(&conn->rw_sem);
+	up_write(&conn->rw_sem);
+
+	spin_lock_irqsave(&conn->lock, flags);
+	list_splice_init(&conn->rw_posted, &ended);
+	list_splice_tail_init(&conn->rw_pending, &ended);
+	spin_unlock_irqrestore(&conn->lock, flags);
+	list_for_each_entry_safe(req, tmp, &ended, node) {
+		list_del(&req->node);
+		smbd_rw_destroy_ctxs(req);
+		smbd_rw_finish(req, -ENOTCONN);
+	}
+}
+
+/* Budget and scatter/gather limits of a new QP (conn.c). */
+void smbd_rw_init_qp_attr(struct smbd_conn *conn, struct ib_qp_init_attr *attr)
+{
+	attr->cap.max_send_sge = conn->rw_sge;
+	attr->cap.max_rdma_ctxs = conn->rw_ops_max;
+}
+
+static int smbd_rw_op_validate(const struct smbd_rw_op *op)
+{
+	if (op->__reserved)
+		return -EINVAL;
+	if (op->direction != SMBD_RW_WRITE_TO_PEER &&
+	    op->direction != SMBD_RW_READ_FROM_PEER)
+		return -EINVAL;
+	if (op->slice_count < 1 || op->slice_count > SMBD_MAX_SLICES)
+		return -EINVAL;
+	if (op->desc_count < 1 || op->desc_count > SMBD_MAX_DESCRIPTORS)
+		return -EINVAL;
+	return 0;
+}
+
+/* One op: copy and check what userspace named, then build and submit. */
+static int smbd_rw_op(struct smbd_file *file, const struct smbd_rw_op *op,
+		      struct smbd_slice *slices, u8 *descs)
+{
+	u32 desc_len = op->desc_count * SMBD_BUFFER_DESC_SIZE;
+	struct smbd_rw_req *req;
+	struct smbd_conn *conn;
+	u64 total, desc_total;
+	u32 count;
+	int ret;
+
+	ret = smbd_rw_op_validate(op);
+	if (ret)
+		return ret;
+	if (copy_from_user(slices, u64_to_user_ptr(op->slices_ptr),
+			   op->slice_count * sizeof(*slices)) ||
+	    copy_from_user(descs, u64_to_user_ptr(op->descs_ptr), desc_len))
+		return -EFAULT;
+	ret = smbd_rw_check_slices(slices, op->slice_count, &total);
+	if (ret)
+		return ret;
+	if (smbd_buffer_desc_validate(descs, desc_len, SMBD_MAX_DESCRIPTORS,
+				      U64_MAX, &count, &desc_total))
+		return -EINVAL;
+	ret = smbd_pool_get(file);
+	if (ret)
+		return ret;
+
+	conn = smbd_file_conn(file, op->conn_id);
+	if (!conn)
+		return -ENOENT;
+	if (total > conn->cp.max_read_write_size) {
+		ret = -EMSGSIZE;
+	} else {
+		ret = smbd_rw_build(file, conn, op, slices, total, descs, &req);
+		if (!ret) {
+			ret = smbd_rw_submit(conn, req);
+			if (ret)
+				smbd_rw_req_free(req);
+		}
+	}
+	smbd_conn_put(conn);
+	return ret;
+}
+
+int smbd_ioctl_rdma_rw(struct smbd_file *file, void *cmd)
+{
+	struct smbd_rdma_rw *rw = cmd;
+	u8 __user *ops = u64_to_user_ptr(rw->ops_ptr);
+	struct smbd_slice *slices;
+	struct smbd_rw_op op;
+	u8 *descs;
+	u32 i;
+	int ret = 0;
+
+	if (rw->flags || rw->__reserved)
+		return -EINVAL;
+	if (rw->count < 1 || rw->count > SMBD_MAX_BATCH)
+		return -EINVAL;
+	if (rw->op_size < SMBD_RW_OP_SIZE_V1 || rw->op_size > 4096)
+		return -EINVAL;
+
+	slices = kvmalloc_array(SMBD_MAX_SLICES, sizeof(*slices), GFP_KERNEL);
+	descs = kmalloc_array(SMBD_MAX_DESCRIPTORS, SMBD_BUFFER_DESC_SIZE,
+			      GFP_KERNEL);
+	if (!slices || !descs) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < rw->count; i++) {
+		ret = copy_struct_from_user(&op, sizeof(op),
+					    ops + (size_t)i * rw->op_size,
+					    rw->op_size);
+		if (!ret)
+			ret = smbd_rw_op(file, &op, slices, descs);
+		if (ret)
+			break;
+	}
+	rw->out_done = i;
+	if (i)
+		ret = 0;
+out:
+	kvfree(slices);
+	kfree(descs);
+	return ret;
+}
