@@ -48,6 +48,7 @@ Result<std::unique_ptr<Client>> Client::connect(const std::string &addr,
     setup.send_count = opt.send_slots;
     setup.send_size = opt.preferred_send_size;
     setup.responder_resources = opt.responder_resources;
+    setup.memory_ops = opt.memory_ops;
     setup.timeout = opt.timeout;
     auto rdma = RdmaConnection::connect(addr, port, setup);
     if (!rdma)
@@ -66,6 +67,7 @@ Client::Client(std::unique_ptr<RdmaConnection> rdma, const ConnectOptions &opt)
         free_recv_.push_back(i);
     for (uint32_t i = opt_.send_slots; i-- > 0;)
         free_send_.push_back(i);
+    memory_ops_free_ = opt_.memory_ops;
 }
 
 Client::~Client() { close(); }
@@ -257,6 +259,14 @@ Status Client::send_pdu_fragments(std::span<const uint8_t> pdu, uint32_t count)
 
 Result<std::vector<uint8_t>> Client::recv_pdu(std::chrono::milliseconds timeout)
 {
+    auto pdu = recv(timeout);
+    if (!pdu)
+        return pdu.error();
+    return std::move(pdu->bytes);
+}
+
+Result<ReceivedPdu> Client::recv(std::chrono::milliseconds timeout)
+{
     auto until = deadline(timeout);
     // keepalive requests behind queued PDUs get their answer now
     drain_cq();
@@ -272,9 +282,33 @@ Result<std::vector<uint8_t>> Client::recv_pdu(std::chrono::milliseconds timeout)
             return make_error(Errc::timeout,
                               "no PDU from the server in " + ms_text(timeout));
     }
-    std::vector<uint8_t> pdu = std::move(inbox_.front());
+    ReceivedPdu pdu = std::move(inbox_.front());
     inbox_.pop_front();
     return pdu;
+}
+
+ibv_pd *Client::protection_domain() const
+{
+    return rdma_ ? rdma_->pd() : nullptr;
+}
+
+Status Client::post_memory_op(ibv_send_wr &wr)
+{
+    auto until = deadline(opt_.timeout);
+    while (memory_ops_free_ == 0) {
+        if (phase_ == Phase::broken)
+            return ended_error();
+        if (!pump(until))
+            return make_error(Errc::timeout, "memory operations did not "
+                                             "complete in " +
+                                                 ms_text(opt_.timeout));
+    }
+    if (phase_ == Phase::broken)
+        return ended_error();
+    if (auto st = rdma_->post_memory_op(wr); !st)
+        return st;
+    memory_ops_free_--;
+    return {};
 }
 
 Status Client::send_raw_message(std::span<const uint8_t> message)
@@ -374,6 +408,15 @@ int Client::drain_cq()
 
 void Client::handle_completion(const ibv_wc &wc)
 {
+    if (wc.wr_id & RdmaConnection::MEMORY_WR_BIT) {
+        memory_ops_free_++;
+        if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR)
+            end_connection(make_error(Errc::rdma,
+                                      std::string("a memory-window bind "
+                                                  "failed: ") +
+                                          ibv_wc_status_str(wc.status)));
+        return;
+    }
     bool send = wc.wr_id & RdmaConnection::SEND_WR_BIT;
     auto idx = uint32_t(wc.wr_id);
     if (send)
@@ -394,7 +437,7 @@ void Client::handle_completion(const ibv_wc &wc)
     if (!negotiate_resp_seen_)
         on_negotiate_response(idx, wc.byte_len);
     else
-        on_data_message(idx, wc.byte_len);
+        on_data_message(idx, wc);
 }
 
 void Client::handle_cm(const CmEvent &ev)
@@ -429,8 +472,9 @@ void Client::on_negotiate_response(uint32_t idx, uint32_t len)
     free_recv_.push_back(idx);
 }
 
-void Client::on_data_message(uint32_t idx, uint32_t len)
+void Client::on_data_message(uint32_t idx, const ibv_wc &wc)
 {
+    uint32_t len = wc.byte_len;
     const uint8_t *buf = rdma_->recv_buf(idx);
     free_recv_.push_back(idx);
     // after a disconnect, what arrived before it still counts
@@ -451,8 +495,16 @@ void Client::on_data_message(uint32_t idx, uint32_t len)
         obs_.keepalive_requests++;
         response_due_ = true;
     }
+    std::optional<uint32_t> invalidated;
+    if (rdma_->invalidated(wc)) {
+        obs_.remote_invalidations++;
+        invalidated = wc.invalidated_rkey;
+    }
     if (hdr.data_length == 0) {
         obs_.empty_received++;
+        if (invalidated)
+            violation("a message without data invalidated rkey " +
+                      std::to_string(*invalidated));
         return;
     }
     uint32_t offset = 0, total = 0;
@@ -460,14 +512,23 @@ void Client::on_data_message(uint32_t idx, uint32_t len)
     err = smbd_reassembly_add(&reasm_, &hdr, &offset, &total, &complete);
     if (err != SMBD_E_OK)
         return violation("reassembly: " + proto_text(err));
-    if (offset == 0)
+    if (offset == 0) {
         partial_.assign(total, 0);
+        partial_invalidated_.reset();
+    }
+    if (invalidated) {
+        // one invalidation per PDU: its first fragment carries it
+        if (partial_invalidated_)
+            return violation("two fragments of one PDU invalidated rkeys");
+        partial_invalidated_ = invalidated;
+    }
     std::memcpy(partial_.data() + offset, buf + hdr.data_offset, hdr.data_length);
     if (complete) {
         obs_.pdus_received++;
         obs_.bytes_received += partial_.size();
-        inbox_.push_back(std::move(partial_));
+        inbox_.push_back({std::move(partial_), partial_invalidated_});
         partial_.clear();
+        partial_invalidated_.reset();
     }
 }
 

@@ -23,6 +23,8 @@
 #include "negotiate.h"
 #include "smb2_wire.h"
 
+struct ibv_pd;
+struct ibv_send_wr;
 struct ibv_wc;
 
 namespace smbd::client {
@@ -39,6 +41,7 @@ struct ConnectOptions {
     uint32_t max_fragmented_size = 1u << 20;
     uint32_t send_slots = 32;           // sends in flight at most
     uint8_t responder_resources = 16;   // so the server may RDMA READ from us
+    uint32_t memory_ops = 64;           // window binds in flight at most
     std::chrono::milliseconds timeout{10000}; // each step that waits
 };
 
@@ -59,8 +62,16 @@ struct Observed {
     uint64_t credits_granted = 0;     // receive credits we granted in total
     uint64_t credits_received = 0;    // send credits the server granted in total
     uint64_t credit_waits = 0;        // sends that had to wait for a credit
+    uint64_t remote_invalidations = 0; // receives that invalidated an rkey
     std::optional<uint32_t> negotiate_status; // Status of the negotiate response
     uint32_t negotiate_response_length = 0;
+};
+
+// A reassembled PDU and what its receive completions said.
+struct ReceivedPdu {
+    std::vector<uint8_t> bytes;
+    // the rkey a send with invalidate carrying it invalidated (IBV_WC_WITH_INV)
+    std::optional<uint32_t> invalidated_rkey;
 };
 
 class Client {
@@ -94,6 +105,15 @@ public:
     // The next reassembled PDU; Errc::peer_disconnected once the server is
     // gone and nothing is left, Errc::timeout when nothing came in time.
     Result<std::vector<uint8_t>> recv_pdu(std::chrono::milliseconds timeout);
+    // The same with the invalidation its receive reported.
+    Result<ReceivedPdu> recv(std::chrono::milliseconds timeout);
+
+    // Client memory for the server's RDMA: registered in this domain.
+    ibv_pd *protection_domain() const;
+    // A memory operation (a window bind), posted on the send queue ahead
+    // of the PDUs sent after it (so the server never sees a descriptor
+    // before its binding); waits while all memory_ops are out.
+    Status post_memory_op(ibv_send_wr &wr);
     // Handle whatever has arrived (credits, keepalive requests, PDUs)
     // without waiting.
     void poll_events();
@@ -143,7 +163,7 @@ private:
     void handle_completion(const ibv_wc &wc);
     void handle_cm(const CmEvent &ev);
     void on_negotiate_response(uint32_t idx, uint32_t len);
-    void on_data_message(uint32_t idx, uint32_t len);
+    void on_data_message(uint32_t idx, const ibv_wc &wc);
     void post_receives();
     void send_due_control();
     // Post a Data Transfer message in a free send slot (one must be free).
@@ -174,12 +194,14 @@ private:
 
     std::vector<uint32_t> free_recv_;
     std::vector<uint32_t> free_send_;
+    uint32_t memory_ops_free_ = 0;
     bool response_due_ = false;        // the server asked for a prompt reply
     bool repost_ = true;
     bool control_ = true;
     bool in_fragmented_send_ = false;  // no interleaved control messages
     std::vector<uint8_t> partial_;
-    std::deque<std::vector<uint8_t>> inbox_;
+    std::optional<uint32_t> partial_invalidated_;
+    std::deque<ReceivedPdu> inbox_;
 
     std::vector<uint8_t> smb2_neg_req_;
     std::vector<uint8_t> smb2_neg_resp_;

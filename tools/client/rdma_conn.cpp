@@ -11,6 +11,10 @@ namespace smbd::client {
 
 namespace {
 
+// rxe's vendor id (drivers/infiniband/sw/rxe/rxe_param.h)
+constexpr uint32_t rxe_vendor_id = 0xFFFFFF;
+constexpr unsigned kernel_wc_with_invalidate = 1u << 2;
+
 Error sys_error(Errc e, const std::string &what, int err = errno)
 {
     return make_error(e, what + ": " + std::strerror(err));
@@ -110,13 +114,15 @@ Status RdmaConnection::create(const std::string &addr, uint16_t port)
     if (ibv_query_device(id_->verbs, &attr))
         return sys_error(Errc::rdma, "ibv_query_device");
     uint32_t max_wr = uint32_t(attr.max_qp_wr);
-    if (setup_.recv_count > max_wr || setup_.send_count > max_wr ||
-        setup_.recv_count + setup_.send_count > uint32_t(attr.max_cqe))
+    uint32_t sq = setup_.send_count + setup_.memory_ops;
+    if (setup_.recv_count > max_wr || sq > max_wr ||
+        setup_.recv_count + sq > uint32_t(attr.max_cqe))
         return make_error(Errc::invalid_argument,
                           "the device allows " + std::to_string(max_wr) +
                               " work requests per queue and " +
                               std::to_string(attr.max_cqe) +
                               " completions; ask for fewer receive credits");
+    kernel_wc_flags_ = attr.vendor_id == rxe_vendor_id;
     responder_resources_ = uint8_t(std::min<int>(setup_.responder_resources,
                                                  attr.max_qp_rd_atom));
     initiator_depth_ = uint8_t(std::min<int>(setup_.initiator_depth,
@@ -130,7 +136,7 @@ Status RdmaConnection::create(const std::string &addr, uint16_t port)
         return sys_error(Errc::rdma, "ibv_create_comp_channel");
     if (auto st = set_nonblocking(comp_->fd); !st)
         return st;
-    int cqe = int(setup_.recv_count + setup_.send_count);
+    int cqe = int(setup_.recv_count + sq);
     cq_ = ibv_create_cq(id_->verbs, cqe, nullptr, comp_, 0);
     if (!cq_)
         return sys_error(Errc::rdma, "ibv_create_cq");
@@ -149,7 +155,7 @@ Status RdmaConnection::create(const std::string &addr, uint16_t port)
     qa.send_cq = cq_;
     qa.recv_cq = cq_;
     qa.qp_type = IBV_QPT_RC;
-    qa.cap.max_send_wr = setup_.send_count;
+    qa.cap.max_send_wr = sq;
     qa.cap.max_recv_wr = setup_.recv_count;
     qa.cap.max_send_sge = 1;
     qa.cap.max_recv_sge = 1;
@@ -232,6 +238,24 @@ Status RdmaConnection::post_send(uint32_t i, uint32_t len)
     if (int rc = ibv_post_send(id_->qp, &wr, &bad))
         return sys_error(Errc::rdma, "ibv_post_send", rc);
     return {};
+}
+
+Status RdmaConnection::post_memory_op(ibv_send_wr &wr)
+{
+    ibv_send_wr *bad = nullptr;
+    wr.wr_id |= MEMORY_WR_BIT;
+    wr.send_flags |= IBV_SEND_SIGNALED;
+    wr.next = nullptr;
+    if (int rc = ibv_post_send(id_->qp, &wr, &bad))
+        return sys_error(Errc::rdma, "ibv_post_send of a memory operation", rc);
+    return {};
+}
+
+bool RdmaConnection::invalidated(const ibv_wc &wc) const
+{
+    unsigned flag = kernel_wc_flags_ ? kernel_wc_with_invalidate
+                                    : unsigned(IBV_WC_WITH_INV);
+    return wc.wc_flags & flag;
 }
 
 int RdmaConnection::cm_fd() const { return channel_->fd; }

@@ -23,6 +23,7 @@ struct RdmaSetup {
     uint32_t recv_size = 8192;
     uint32_t send_count = 32;  // send buffers (and send WRs in flight)
     uint32_t send_size = 1364;
+    uint32_t memory_ops = 64;  // send WRs for memory-window binds
     uint8_t responder_resources = 16; // lets the server RDMA READ from us
     uint8_t initiator_depth = 1;
     std::chrono::milliseconds timeout{5000}; // resolve and connect each
@@ -50,11 +51,21 @@ public:
     std::string device_name() const;
     uint8_t responder_resources() const { return responder_resources_; }
     uint8_t initiator_depth() const { return initiator_depth_; }
+    // Whether a receive completion invalidated an rkey. soft-RoCE hands
+    // userspace the kernel's completion as is, and the kernel's
+    // IB_WC_WITH_INVALIDATE (1 << 2) is not libibverbs' IBV_WC_WITH_INV
+    // (1 << 3): 1 << 2 is IBV_WC_IP_CSUM_OK there.
+    bool invalidated(const ibv_wc &wc) const;
 
-    // wr_id is the buffer index; send completions get SEND_WR_BIT added.
+    // wr_id is the buffer index; send completions get SEND_WR_BIT added,
+    // memory operations MEMORY_WR_BIT.
     static constexpr uint64_t SEND_WR_BIT = 1ull << 63;
+    static constexpr uint64_t MEMORY_WR_BIT = 1ull << 62;
     Status post_recv(uint32_t i);
     Status post_send(uint32_t i, uint32_t len);
+    // A memory-window bind (signaled, MEMORY_WR_BIT added to wr_id).
+    Status post_memory_op(ibv_send_wr &wr);
+    ibv_pd *pd() const { return pd_; }
 
     int cm_fd() const;
     int cq_fd() const;
@@ -76,6 +87,7 @@ private:
     RdmaSetup setup_;
     uint8_t responder_resources_ = 0;
     uint8_t initiator_depth_ = 0;
+    bool kernel_wc_flags_ = false;
     std::vector<uint8_t> recv_mem_;
     std::vector<uint8_t> send_mem_;
     // in creation order; the destructor tears down in reverse
