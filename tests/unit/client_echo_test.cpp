@@ -1,5 +1,8 @@
-// Test PDUs: the pattern derived from MessageId and the echo check.
+// Test PDUs: the pattern derived from MessageId and the echo check; the
+// test file's pattern derived from the offset.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "pattern.h"
 #include "smb2_wire.h"
@@ -18,6 +21,35 @@ TEST(ClientPattern, DeterministicPerSeed)
     EXPECT_EQ(a, b);
     EXPECT_NE(a, c);
     EXPECT_FALSE(pattern_mismatch(5, a).has_value());
+}
+
+// A range of the test file reads the same whatever range it was written in.
+TEST(ClientFilePattern, EachByteDependsOnItsOffsetOnly)
+{
+    std::vector<uint8_t> whole(4096);
+    fill_file_pattern(9, 1000, whole);
+    for (uint64_t start : {0, 1, 7, 8, 13, 4000}) {
+        for (size_t len : {1, 5, 8, 9, 63}) {
+            std::vector<uint8_t> part(len);
+            fill_file_pattern(9, 1000 + start, part);
+            EXPECT_TRUE(std::equal(part.begin(), part.end(), whole.begin() + start))
+                << start << "+" << len;
+        }
+    }
+    EXPECT_FALSE(file_pattern_mismatch(9, 1000, whole).has_value());
+    std::vector<uint8_t> other(4096);
+    fill_file_pattern(10, 1000, other);
+    EXPECT_NE(whole, other);
+}
+
+TEST(ClientFilePattern, MismatchAtTheChangedByte)
+{
+    std::vector<uint8_t> data(10000);
+    fill_file_pattern(3, 77, data);
+    data[5003] ^= 0x80;
+    EXPECT_EQ(file_pattern_mismatch(3, 77, data), 5003u);
+    // the same bytes are wrong at another offset from the first byte on
+    EXPECT_EQ(file_pattern_mismatch(3, 78, data), 0u);
 }
 
 TEST(ClientPattern, MismatchAtTheChangedByte)
