@@ -1,6 +1,7 @@
 // smbdirect-client: connect to an SMB Direct server like a Windows client,
-// negotiate, set up or bind a session, send PDUs and check their echoes; or
-// break one rule (--hostile) and check that the server disconnects.
+// negotiate, set up or bind a session, send PDUs and check their echoes, or
+// write and read back data over RDMA, or benchmark READ/WRITE; or break one
+// rule (--hostile) and check that the server disconnects.
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -36,6 +37,20 @@ void usage(FILE *out)
         "  --send-size BYTES      PreferredSendSize (default 1364)\n"
         "  --receive-size BYTES   MaxReceiveSize (default 8192)\n"
         "  --fragmented-size B    MaxFragmentedSize (default 1048576)\n"
+        "SMB2 WRITE and READ over RDMA after SESSION_SETUP (instead of echoes):\n"
+        "  --write-read SIZE      write SIZE bytes, read them back, check every byte\n"
+        "  --io-count N           write-read rounds, each at the next SIZE bytes (default 1)\n"
+        "  --offset BYTES         file offset of the first round (default 1 MiB - 1000)\n"
+        "  --bench read|write     keep --depth transfers of --size bytes in flight for\n"
+        "                         --seconds; prints one BENCHRESULT line\n"
+        "  --depth N              benchmark transfers in flight (default 1)\n"
+        "  --seconds S            benchmark duration (default 1)\n"
+        "  --channel rdma|rdma-invalidate\n"
+        "                         RDMA_V1 or RDMA_V1_INVALIDATE (default: the latter\n"
+        "                         from dialect 3.0.2 on, the former on 3.0)\n"
+        "  --descriptors N        Buffer Descriptor V1 entries per transfer (default 1)\n"
+        "  --descriptor-extra B   the descriptors describe B bytes more than the data\n"
+        "  --file-size BYTES      the server's file size (default 64 MiB)\n"
         "  --quiet                print only the outcome\n"
         "  --json                 print one JSON object\n"
         "exit status: 0 when the expected outcome happened, 1 when not, 2 on usage errors\n");
@@ -101,6 +116,31 @@ std::string ended_text(const RunReport &r)
     return "never connected";
 }
 
+double seconds(const IoReport &io)
+{
+    return std::chrono::duration<double>(io.elapsed).count();
+}
+
+// The benchmark's one line (make bench parses it).
+void print_bench(const RunOptions &opt, const RunReport &r)
+{
+    const IoReport &io = *r.io;
+    uint64_t bytes = io.bytes_read + io.bytes_written;
+    double s = seconds(io);
+    std::printf("BENCHRESULT op=%s size=%u depth=%u ops=%llu bytes=%llu "
+                "seconds=%.3f mbps=%.1f\n",
+                opt.bench.write ? "write" : "read", opt.bench.size,
+                opt.bench.depth, (unsigned long long)io.ops,
+                (unsigned long long)bytes, s, s > 0 ? double(bytes) / s / 1e6 : 0.0);
+}
+
+std::string channel_name(uint32_t channel)
+{
+    return channel == smbd::smb2rw::CHANNEL_RDMA_V1_INVALIDATE
+               ? "rdma-invalidate"
+               : "rdma";
+}
+
 void print_json(const RunReport &r)
 {
     const auto &o = r.observed;
@@ -128,6 +168,18 @@ void print_json(const RunReport &r)
                     dialect_text(r.smb2->dialect).c_str(), r.smb2->capabilities,
                     r.smb2->security_mode, r.smb2->max_read_size,
                     r.smb2->max_write_size, r.smb2->security_blob.size());
+    if (r.io)
+        std::printf("\"io\":{\"channel\":\"%s\",\"invalidation_expected\":%s,"
+                    "\"ops\":%llu,\"bytes_written\":%llu,\"bytes_read\":%llu,"
+                    "\"bytes_verified\":%llu,\"invalidations\":%llu,"
+                    "\"seconds\":%.3f},",
+                    channel_name(r.channel).c_str(),
+                    r.invalidation_expected ? "true" : "false",
+                    (unsigned long long)r.io->ops,
+                    (unsigned long long)r.io->bytes_written,
+                    (unsigned long long)r.io->bytes_read,
+                    (unsigned long long)r.io->bytes_verified,
+                    (unsigned long long)r.io->invalidations, seconds(*r.io));
     std::printf("\"session_id\":%llu,\"pdus_verified\":%u,"
                 "\"pdus_sent\":%llu,\"pdus_received\":%llu,"
                 "\"bytes_sent\":%llu,\"bytes_received\":%llu,"
@@ -168,6 +220,16 @@ void print_summary(const RunReport &r)
                 r.credits.recv_posted, r.credits.recv_granted);
     std::printf("keepalive: %u requests from the server, %u answered\n",
                 o.keepalive_requests, o.keepalive_answers);
+    if (r.io)
+        std::printf("rdma: channel %s, %llu transfers, %llu bytes written, "
+                    "%llu read, %llu verified, %llu responses invalidated a "
+                    "token, in %.3f s\n",
+                    channel_name(r.channel).c_str(),
+                    (unsigned long long)r.io->ops,
+                    (unsigned long long)r.io->bytes_written,
+                    (unsigned long long)r.io->bytes_read,
+                    (unsigned long long)r.io->bytes_verified,
+                    (unsigned long long)r.io->invalidations, seconds(*r.io));
     std::printf("end: %s after %lld ms\n", ended_text(r).c_str(),
                 (long long)r.elapsed.count());
 }
@@ -252,6 +314,50 @@ int main(int argc, char **argv)
             opt.connect.max_receive_size = uint32_t(number(1u << 20));
         } else if (a == "--fragmented-size") {
             opt.connect.max_fragmented_size = uint32_t(number(UINT32_MAX));
+        } else if (a == "--write-read") {
+            opt.io = IoMode::write_read;
+            opt.write_read.size = uint32_t(number(UINT32_MAX));
+        } else if (a == "--io-count") {
+            opt.write_read.rounds = uint32_t(number(UINT32_MAX));
+        } else if (a == "--offset") {
+            opt.write_read.offset = number(UINT64_MAX);
+        } else if (a == "--bench") {
+            std::string_view v = value();
+            if (v != "read" && v != "write") {
+                std::fprintf(stderr, "smbdirect-client: --bench read or --bench write\n");
+                return 2;
+            }
+            opt.io = IoMode::bench;
+            opt.bench.write = v == "write";
+        } else if (a == "--depth") {
+            opt.bench.depth = uint32_t(number(4096));
+        } else if (a == "--seconds") {
+            const char *v = value();
+            char *end = nullptr;
+            double s = std::strtod(v, &end);
+            if (end == v || *end || !(s > 0) || s > 86400) {
+                std::fprintf(stderr, "smbdirect-client: --seconds: '%s' is not a "
+                                     "duration in seconds\n", v);
+                return 2;
+            }
+            opt.bench.duration = std::chrono::milliseconds(int64_t(s * 1000));
+        } else if (a == "--channel") {
+            std::string_view v = value();
+            if (v == "rdma") {
+                opt.channel = smbd::smb2rw::CHANNEL_RDMA_V1;
+            } else if (v == "rdma-invalidate") {
+                opt.channel = smbd::smb2rw::CHANNEL_RDMA_V1_INVALIDATE;
+            } else {
+                std::fprintf(stderr, "smbdirect-client: --channel rdma or "
+                                     "--channel rdma-invalidate\n");
+                return 2;
+            }
+        } else if (a == "--descriptors") {
+            opt.descriptors = uint32_t(number(4095));
+        } else if (a == "--descriptor-extra") {
+            opt.descriptor_extra = uint32_t(number(UINT32_MAX));
+        } else if (a == "--file-size") {
+            opt.file.size = number(UINT64_MAX);
         } else if (a == "--quiet") {
             quiet = true;
         } else if (a == "--json") {
@@ -273,6 +379,24 @@ int main(int argc, char **argv)
         b = uint8_t(std::rand());
     for (auto &b : opt.smb2.client_guid)
         b = uint8_t(std::rand());
+    // a new file pattern each run: a READ cannot pass on an old run's data
+    opt.file.seed = (uint64_t(std::rand()) << 32) | uint32_t(std::rand());
+    if (opt.io == IoMode::bench) {
+        // the size of a benchmark transfer, not of an echoed PDU
+        opt.bench.size = opt.size;
+        if (opt.bench.size == 0 || opt.bench.depth == 0) {
+            std::fprintf(stderr, "smbdirect-client: --bench needs --size and "
+                                 "--depth of at least 1\n");
+            return 2;
+        }
+        RunReport r = run(opt);
+        if (!r.ok || !r.io) {
+            std::fprintf(stderr, "smbdirect-client: FAILED: %s\n", r.outcome.c_str());
+            return 1;
+        }
+        print_bench(opt, r);
+        return 0;
+    }
 
     auto progress = [&](const std::string &line) {
         if (!quiet && !json) {

@@ -118,7 +118,71 @@ private:
             return pipelined_setup();
         if (!session_setup())
             return;
+        if (opt_.io != IoMode::none)
+            return rdma_io();
         echoes();
+    }
+
+    // SMB2 WRITE and READ over RDMA: verified rounds or the benchmark.
+    void rdma_io()
+    {
+        bool bench_mode = opt_.io == IoMode::bench;
+        uint32_t size = bench_mode ? opt_.bench.size : opt_.write_read.size;
+        if (size > r_.smbd.max_read_write_size)
+            return finish(false, "transfers of " + std::to_string(size) +
+                                     " bytes are above the server's "
+                                     "MaxReadWriteSize " +
+                                     std::to_string(r_.smbd.max_read_write_size));
+        IoOptions o;
+        o.dialect = r_.smb2->dialect;
+        o.channel = opt_.channel.value_or(
+            o.dialect >= SMB2_DIALECT_302 ? smb2rw::CHANNEL_RDMA_V1_INVALIDATE
+                                          : smb2rw::CHANNEL_RDMA_V1);
+        o.descriptors = opt_.descriptors;
+        o.descriptor_extra = opt_.descriptor_extra;
+        o.slots = bench_mode ? opt_.bench.depth : 1;
+        o.max_size = size;
+        o.first_message_id = FIRST_ECHO_MESSAGE_ID;
+        auto io = RdmaIo::create(*c_, o);
+        if (!io)
+            return fail("registering memory", io.error());
+        r_.channel = o.channel;
+        r_.invalidation_expected = (*io)->invalidation_expected();
+        std::string channel = o.channel == smb2rw::CHANNEL_RDMA_V1_INVALIDATE
+                                  ? "RDMA_V1_INVALIDATE (a memory window per "
+                                    "descriptor and request)"
+                                  : "RDMA_V1 (the MR's rkey)";
+        step("memory registered for " + std::to_string(o.slots) + " transfer" +
+             (o.slots > 1 ? "s" : "") + " of up to " + std::to_string(size) +
+             " bytes; channel " + channel + ", " + std::to_string(o.descriptors) +
+             " descriptor(s)" +
+             (o.descriptor_extra ? " describing " +
+                                       std::to_string(o.descriptor_extra) +
+                                       " bytes more than the data"
+                                 : ""));
+        IoReport report;
+        Status st = bench_mode
+                        ? bench(**io, opt_.file, opt_.bench, opt_.connect.timeout,
+                                report)
+                        : write_read(**io, opt_.file, opt_.write_read,
+                                     opt_.connect.timeout, report, progress_);
+        r_.io = report;
+        if (!st)
+            return fail(bench_mode ? "benchmark" : "write-read", st.error());
+        std::string inv = r_.invalidation_expected
+                              ? ", each response invalidating the first "
+                                "descriptor's token"
+                              : ", no response invalidating anything";
+        if (bench_mode)
+            return finish(true, std::to_string(report.ops) + " " +
+                                    (opt_.bench.write ? "WRITEs" : "READs") +
+                                    " of " + std::to_string(size) + " bytes" +
+                                    inv);
+        finish(true, "wrote " + std::to_string(report.bytes_written) +
+                         " bytes, read back and verified " +
+                         std::to_string(report.bytes_verified) + " in " +
+                         std::to_string(opt_.write_read.rounds) + " round(s)" +
+                         inv + "; the client closed the connection");
     }
 
     bool smbd_negotiate()

@@ -1,5 +1,6 @@
 // One client run as the CLI performs it: connect, MS-SMBD negotiate, SMB2
-// NEGOTIATE, SESSION_SETUP (new or binding), N echoed PDUs, close; or the
+// NEGOTIATE, SESSION_SETUP (new or binding), then N echoed PDUs, or SMB2
+// WRITE and READ over RDMA (verified rounds or a benchmark), close; or the
 // same flow breaking one rule (a hostile mode) and expecting the server to
 // disconnect.
 #ifndef SMBD_CLIENT_RUN_H
@@ -14,8 +15,11 @@
 
 #include "client.h"
 #include "hostile.h"
+#include "io_run.h"
 
 namespace smbd::client {
+
+enum class IoMode { none, write_read, bench };
 
 struct RunOptions {
     std::string addr;
@@ -32,6 +36,15 @@ struct RunOptions {
     std::optional<uint32_t> expect_status;
     // how long to wait for a disconnect the hostile mode provokes
     std::chrono::milliseconds wait{30000};
+    // SMB2 READ/WRITE over RDMA after SESSION_SETUP, in place of echoes
+    IoMode io = IoMode::none;
+    WriteReadOptions write_read;
+    BenchOptions bench;
+    FileOptions file;
+    uint32_t descriptors = 1;
+    uint32_t descriptor_extra = 0;
+    // nothing: RDMA_V1_INVALIDATE from dialect 3.0.2 on, RDMA_V1 on 3.0
+    std::optional<uint32_t> channel;
 };
 
 struct RunReport {
@@ -49,6 +62,10 @@ struct RunReport {
     std::string device;
     Observed observed;
     smbd_credits credits{};
+    // READ/WRITE over RDMA, when asked for
+    std::optional<IoReport> io;
+    uint32_t channel = 0;
+    bool invalidation_expected = false;
 };
 
 // @progress, if given, sees each step as it happens.
