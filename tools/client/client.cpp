@@ -361,7 +361,15 @@ void Client::close()
     auto until = deadline(std::chrono::milliseconds(1000));
     while (!cm_disconnected_ && pump(until))
         ;
-    rdma_.reset();
+    close_requested_ = true;
+    if (domain_holders_ == 0)
+        rdma_.reset();
+}
+
+void Client::release_domain()
+{
+    if (--domain_holders_ == 0 && close_requested_)
+        rdma_.reset();
 }
 
 bool Client::pump(Clock::time_point until, bool cq)

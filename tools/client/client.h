@@ -114,6 +114,12 @@ public:
     // of the PDUs sent after it (so the server never sees a descriptor
     // before its binding); waits while all memory_ops are out.
     Status post_memory_op(ibv_send_wr &wr);
+    // Memory registered on the protection domain holds it: a domain with
+    // registrations cannot be freed, so while it is held close()
+    // disconnects but frees the RDMA resources only when the last holder
+    // lets go.
+    void hold_domain() { domain_holders_++; }
+    void release_domain();
     // Handle whatever has arrived (credits, keepalive requests, PDUs)
     // without waiting.
     void poll_events();
@@ -195,6 +201,8 @@ private:
     std::vector<uint32_t> free_recv_;
     std::vector<uint32_t> free_send_;
     uint32_t memory_ops_free_ = 0;
+    uint32_t domain_holders_ = 0;
+    bool close_requested_ = false;
     bool response_due_ = false;        // the server asked for a prompt reply
     bool repost_ = true;
     bool control_ = true;

@@ -40,6 +40,7 @@ Error io_error(Errc e, const std::string &what) { return make_error(e, what); }
 RdmaIo::RdmaIo(Client &client, const IoOptions &opt)
     : client_(client), opt_(opt), next_message_id_(opt.first_message_id)
 {
+    client_.hold_domain();
 }
 
 Result<std::unique_ptr<RdmaIo>> RdmaIo::create(Client &client,
@@ -108,6 +109,7 @@ RdmaIo::~RdmaIo()
         ibv_dereg_mr(mr_);
     if (mem_)
         munmap(mem_, length_);
+    client_.release_domain();
 }
 
 bool RdmaIo::invalidation_expected() const

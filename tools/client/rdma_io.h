@@ -52,7 +52,8 @@ struct IoCompletion {
 class RdmaIo {
 public:
     // Registers slots x (max_size + extra) bytes of memory on @client's
-    // protection domain; @client must outlive this object.
+    // protection domain, which it holds (Client::hold_domain) until this
+    // object goes; @client must outlive it.
     static Result<std::unique_ptr<RdmaIo>> create(Client &client,
                                                   const IoOptions &opt);
     ~RdmaIo();
