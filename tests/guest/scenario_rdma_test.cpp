@@ -1,0 +1,319 @@
+// SMB2 WRITE and READ over RDMA end to end: the client tool's RdmaIo
+// against the test responder (serving in this process) on the real driver.
+// Every byte written is read back and checked, at sizes from 1 byte to the
+// max read/write size across the pool's 1 MiB buffers, with one or several
+// descriptors and descriptors longer than the data, on both channels; the
+// client observes the server's remote invalidation; a bad token costs the
+// connection, not the responder.
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
+#include "buffer_desc.h"
+#include "io_run.h"
+#include "rdma_io.h"
+#include "responder.h"
+#include "scenario.h"
+#include "smb2_rw.h"
+
+namespace scenario {
+namespace {
+
+using smbd::client::FileOptions;
+using smbd::client::IoOptions;
+using smbd::client::IoReport;
+using smbd::client::RdmaIo;
+using smbd::client::WriteReadOptions;
+using namespace smbd::smb2rw;
+
+constexpr uint32_t kMiB = 1u << 20;
+constexpr auto kIoTimeout = 60s;
+
+class Rdma : public Scenario {
+protected:
+    void SetUp() override
+    {
+        Scenario::SetUp();
+        log_ = std::tmpfile();
+        smbd::responder::Options o;
+        o.params = fast_params();
+        o.fork = false;
+        o.log = log_;
+        responder_ = std::make_unique<smbd::responder::Responder>(o);
+        ASSERT_EQ(responder_->start(), 0);
+        serving_ = std::thread([this] { run_err_ = responder_->run(); });
+    }
+
+    void TearDown() override
+    {
+        stop();
+        if (HasFailure() && log_) {
+            std::rewind(log_);
+            char line[512];
+            std::fprintf(stderr, "responder log:\n");
+            while (std::fgets(line, sizeof(line), log_))
+                std::fputs(line, stderr);
+        }
+        if (log_)
+            std::fclose(log_);
+        responder_.reset();
+        Scenario::TearDown();
+    }
+
+    // Stops the responder; its summary is final from then on.
+    const smbd::responder::Summary &stop()
+    {
+        if (serving_.joinable()) {
+            responder_->stop();
+            serving_.join();
+            EXPECT_EQ(run_err_, 0);
+        }
+        return responder_->summary();
+    }
+
+    // A client with a new session, on @dialects.
+    std::unique_ptr<Client> session(std::vector<uint16_t> dialects = {})
+    {
+        PeerOptions po;
+        if (!dialects.empty())
+            po.smb2.dialects = dialects;
+        auto c = negotiated_client(po);
+        EXPECT_TRUE(c) << c.error().message;
+        if (!c)
+            return nullptr;
+        auto ss = (*c)->session_setup(session_setup_options(false, 0));
+        EXPECT_TRUE(ss) << ss.error().message;
+        return ss ? std::move(*c) : nullptr;
+    }
+
+    static IoOptions io_options(Client &c, uint32_t channel, uint32_t max_size)
+    {
+        IoOptions o;
+        auto neg = smbd::client::parse_smb2_negotiate_response(
+            c.smb2_negotiate_response_bytes());
+        o.dialect = neg ? neg->dialect : 0;
+        o.channel = channel;
+        o.max_size = max_size;
+        return o;
+    }
+
+    // Write-read rounds of each size; "" or what went wrong.
+    static std::string write_read(RdmaIo &io, std::initializer_list<uint32_t> sizes,
+                                  IoReport &report)
+    {
+        FileOptions file;
+        file.seed = 0x5eed0000 + io.options().descriptors;
+        for (uint32_t size : sizes) {
+            WriteReadOptions w;
+            w.size = size;
+            if (auto st = smbd::client::write_read(io, file, w, kIoTimeout, report);
+                !st)
+                return std::to_string(size) + " bytes: " + st.error().message;
+        }
+        return "";
+    }
+
+    FILE *log_ = nullptr;
+    std::unique_ptr<smbd::responder::Responder> responder_;
+    std::thread serving_;
+    int run_err_ = 0;
+};
+
+// Sizes around page and pool-buffer boundaries up to the max read/write
+// size, at an offset 1000 bytes short of a 1 MiB boundary.
+TEST_F(Rdma, EveryByteReadBackAsWrittenFromOneByteToTheMaxSize)
+{
+    auto c = session();
+    ASSERT_TRUE(c);
+    const uint32_t max = fast_params().max_read_write_size;
+    auto io = RdmaIo::create(*c, io_options(*c, CHANNEL_RDMA_V1_INVALIDATE, max));
+    ASSERT_TRUE(io) << io.error().message;
+    IoReport r;
+    EXPECT_EQ(write_read(**io, {1, 7, 4096, 65537, kMiB - 1, kMiB + 1,
+                                3 * kMiB + 5, max},
+                         r),
+              "");
+    const uint64_t total = 1 + 7 + 4096 + 65537 + (kMiB - 1) + (kMiB + 1) +
+                           (3 * kMiB + 5) + max;
+    EXPECT_EQ(r.bytes_verified, total);
+    EXPECT_EQ(r.invalidations, r.ops);
+    c->close();
+    const auto &s = stop();
+    EXPECT_EQ(s.writes, 8u);
+    EXPECT_EQ(s.reads, 8u);
+    EXPECT_EQ(s.rdma_bytes_read, total);
+    EXPECT_EQ(s.rdma_bytes_written, total);
+    EXPECT_EQ(s.rdma_errors, 0u);
+    EXPECT_EQ(delta("rdma_read_bytes"), int64_t(total));
+    EXPECT_EQ(delta("rdma_write_bytes"), int64_t(total));
+}
+
+// A transfer split over several descriptors, each a window of its own,
+// which together describe more than the data: the server fills them in
+// order and writes nothing past the data (RdmaIo checks the guards).
+TEST_F(Rdma, SeveralDescriptorsLongerThanTheData)
+{
+    auto c = session();
+    ASSERT_TRUE(c);
+    for (uint32_t n : {2u, 5u, 16u}) {
+        SCOPED_TRACE(std::to_string(n) + " descriptors");
+        IoOptions o = io_options(*c, CHANNEL_RDMA_V1_INVALIDATE, 2 * kMiB + 3);
+        o.descriptors = n;
+        o.descriptor_extra = 3000;
+        auto io = RdmaIo::create(*c, o);
+        ASSERT_TRUE(io) << io.error().message;
+        IoReport r;
+        EXPECT_EQ(write_read(**io, {1, 100, kMiB + 17, 2 * kMiB + 3}, r), "");
+        EXPECT_EQ(r.invalidations, r.ops);
+    }
+    c->close();
+    EXPECT_EQ(stop().rdma_errors, 0u);
+}
+
+// RDMA_V1 leaves the client's memory registered: no response invalidates
+// anything, on 3.1.1 as on 3.0.
+TEST_F(Rdma, RdmaV1IsNeverInvalidated)
+{
+    for (uint16_t dialect : {SMB2_DIALECT_311, SMB2_DIALECT_300}) {
+        SCOPED_TRACE(dialect);
+        auto c = session({dialect});
+        ASSERT_TRUE(c);
+        IoOptions o = io_options(*c, CHANNEL_RDMA_V1, kMiB + 1);
+        o.descriptors = 3;
+        auto io = RdmaIo::create(*c, o);
+        ASSERT_TRUE(io) << io.error().message;
+        EXPECT_FALSE((*io)->invalidation_expected());
+        IoReport r;
+        EXPECT_EQ(write_read(**io, {512, kMiB + 1}, r), "");
+        EXPECT_EQ(r.invalidations, 0u);
+        EXPECT_EQ(c->observed().remote_invalidations, 0u);
+        c->close();
+    }
+}
+
+// RDMA_V1_INVALIDATE: each response is a send with invalidate of the
+// first descriptor's token, a new key every request, as the client's
+// receive completion reports it.
+TEST_F(Rdma, ClientSeesTheFirstTokenInvalidated)
+{
+    auto c = session({SMB2_DIALECT_302});
+    ASSERT_TRUE(c);
+    IoOptions o = io_options(*c, CHANNEL_RDMA_V1_INVALIDATE, 8192);
+    o.descriptors = 3;
+    auto io = RdmaIo::create(*c, o);
+    ASSERT_TRUE(io) << io.error().message;
+    ASSERT_TRUE((*io)->invalidation_expected());
+    std::vector<uint32_t> tokens;
+    for (int i = 0; i < 4; i++) {
+        bool write = i % 2 == 0;
+        ASSERT_TRUE((*io)->start(0, write, 0, 8192));
+        auto done = (*io)->finish(kIoTimeout);
+        ASSERT_TRUE(done) << done.error().message;
+        EXPECT_EQ(done->status, NT_STATUS_SUCCESS);
+        EXPECT_EQ(done->bytes, 8192u);
+        ASSERT_TRUE(done->invalidated);
+        EXPECT_EQ(*done->invalidated, done->first_token);
+        tokens.push_back(done->first_token);
+    }
+    std::sort(tokens.begin(), tokens.end());
+    EXPECT_EQ(std::unique(tokens.begin(), tokens.end()), tokens.end())
+        << "a token was used twice";
+    EXPECT_EQ(c->observed().remote_invalidations, 4u);
+    c->close();
+}
+
+// MS-SMB2 3.3.5.12: RDMA_V1_INVALIDATE does not exist on 3.0. The request
+// is refused with STATUS_INVALID_PARAMETER, nothing is invalidated, and the
+// connection goes on serving RDMA_V1.
+TEST_F(Rdma, InvalidateChannelOn300IsInvalidParameter)
+{
+    auto c = session({SMB2_DIALECT_300});
+    ASSERT_TRUE(c);
+    auto io = RdmaIo::create(*c, io_options(*c, CHANNEL_RDMA_V1_INVALIDATE, 4096));
+    ASSERT_TRUE(io) << io.error().message;
+    EXPECT_FALSE((*io)->invalidation_expected());
+    for (bool write : {true, false}) {
+        ASSERT_TRUE((*io)->start(0, write, 0, 4096));
+        auto done = (*io)->finish(kIoTimeout);
+        ASSERT_TRUE(done) << done.error().message;
+        EXPECT_EQ(done->status, NT_STATUS_INVALID_PARAMETER) << write;
+        EXPECT_FALSE(done->invalidated);
+    }
+    io = RdmaIo::create(*c, io_options(*c, CHANNEL_RDMA_V1, 4096));
+    ASSERT_TRUE(io) << io.error().message;
+    IoReport r;
+    EXPECT_EQ(write_read(**io, {4096}, r), "");
+    c->close();
+    const auto &s = stop();
+    EXPECT_EQ(s.io_refused, 2u);
+    EXPECT_EQ(s.rdma_ops, 2u);
+}
+
+// More in flight than the pool holds: requests wait for buffers, in order,
+// and all are answered.
+TEST_F(Rdma, RequestsWaitForPoolBuffers)
+{
+    auto c = session();
+    ASSERT_TRUE(c);
+    const uint32_t size = 8 * kMiB;
+    IoOptions o = io_options(*c, CHANNEL_RDMA_V1_INVALIDATE, size);
+    o.slots = 10; // 80 MiB against a 64 MiB pool
+    auto io = RdmaIo::create(*c, o);
+    ASSERT_TRUE(io) << io.error().message;
+    // all launched at once, none again
+    smbd::client::BenchOptions b;
+    b.write = true;
+    b.size = size;
+    b.depth = o.slots;
+    b.duration = 1ms;
+    IoReport r;
+    auto st = smbd::client::bench(**io, FileOptions{}, b, kIoTimeout, r);
+    EXPECT_TRUE(st) << st.error().message;
+    EXPECT_EQ(r.ops, 10u);
+    c->close();
+    const auto &s = stop();
+    EXPECT_EQ(s.writes, 10u);
+    EXPECT_GT(s.io_queued, 0u);
+    EXPECT_EQ(s.rdma_errors, 0u);
+}
+
+// A READ naming memory the client never registered: the RDMA WRITE fails,
+// RDMA_DONE reports it, the driver disconnects (RDMA_ERROR), and the
+// responder, its buffers back, serves the next connection.
+TEST_F(Rdma, BadTokenCostsTheConnectionNotTheResponder)
+{
+    auto c = session();
+    ASSERT_TRUE(c);
+    uint8_t desc[SMBD_BUFFER_DESC_SIZE];
+    smbd_buffer_desc d{0x10000, 0x00dead00, 4 * kMiB};
+    smbd_buffer_desc_put(desc, 0, &d);
+    ReadRequest r;
+    r.hdr.credit_charge = 64;
+    r.hdr.credits = 64;
+    r.hdr.message_id = 2;
+    r.hdr.session_id = c->session_id();
+    r.length = 4 * kMiB;
+    r.channel = CHANNEL_RDMA_V1;
+    r.channel_info = desc;
+    ASSERT_TRUE(c->send_pdu(build_read_request(r)));
+    auto gone = c->wait_peer_disconnect(30s);
+    EXPECT_TRUE(gone) << gone.error().message;
+    c->close();
+
+    c = session();
+    ASSERT_TRUE(c);
+    auto io = RdmaIo::create(*c, io_options(*c, CHANNEL_RDMA_V1_INVALIDATE, 8 * kMiB));
+    ASSERT_TRUE(io) << io.error().message;
+    IoReport report;
+    EXPECT_EQ(write_read(**io, {8 * kMiB}, report), "");
+    c->close();
+    auto s = stop();
+    EXPECT_EQ(s.rdma_errors, 1u);
+    EXPECT_EQ(s.reasons["rdma_error"], 1u);
+    EXPECT_EQ(s.reads, 1u);
+    EXPECT_EQ(delta("disconnect_rdma_error"), 1);
+    EXPECT_EQ(delta("rdma_errors"), 1);
+}
+
+} // namespace
+} // namespace scenario
