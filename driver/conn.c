@@ -4,7 +4,8 @@
  * arrives, one timer for the negotiate, accept and keepalive deadlines, and
  * one teardown path for every failure. Teardown follows ksmbd's order:
  * disconnect, drain the QP (no completion runs after it), cancel the work,
- * tell the owner, then destroy QP, CQ, PD and the CM id.
+ * end the RDMA operations that never completed, tell the owner, then
+ * destroy QP, CQ, PD and the CM id.
  *
  * Every ib_post_* happens under conn->lock after checking the state, and
  * smbd_conn_fail() sets the state under the same lock: nothing is posted
@@ -133,8 +134,7 @@ static u32 smbd_conn_rw_wrs(struct smbd_conn *conn)
 
 /*
  * The rdma_rw budget comes first, within half of what the device holds;
- * sends and receives get the rest. One SGE count serves RDMA READ and
- * WRITE alike, so the cost estimate in rw.c holds for both.
+ * sends and receives get the rest.
  */
 static void smbd_conn_size_rw(struct smbd_conn *conn)
 {
@@ -147,8 +147,10 @@ static void smbd_conn_size_rw(struct smbd_conn *conn)
 	n = min_t(u32, n, attrs->max_cqe / 4 / per_op);
 	conn->rw_ops_max = n;
 	conn->rw_ops_free = n;
-	conn->rw_sge = clamp_t(u32, min(attrs->max_send_sge, attrs->max_sge_rd),
-			       1, 32);
+	/* where rdma_rw may register memory, a piece must be page-aligned */
+	conn->rw_split = rdma_protocol_iwarp(conn->cm_id->device,
+					     conn->cm_id->port_num) ||
+			 attrs->max_sgl_rd;
 }
 
 static int smbd_conn_create_qp(struct smbd_conn *conn)

@@ -4,8 +4,9 @@
  * A full queue drops the event and counts it; the next GET_EVENTS starts
  * with an OVERFLOW record, so loss is never silent. NEW_CHANNEL,
  * DISCONNECTED and RDMA_DONE are exempt: one each per connection or per
- * operation in flight (which the QP bounds), and without them the owner
- * could not know its connections or reuse its buffers. GET_EVENTS copies event
+ * RDMA operation (RDMA_RW bounds those whose RDMA_DONE is unread), and
+ * without them the owner could not know its connections or reuse its
+ * buffers. GET_EVENTS copies event
  * records and their data (PDUs, NEGOTIATE bytes) to the caller's buffers.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -183,6 +184,8 @@ static int smbd_events_copy_out(struct smbd_file *file,
 		list_del(&kev->node);
 		file->nr_events--;
 		spin_unlock_irqrestore(&file->lock, flags);
+		if (kev->ev.type == SMBD_EVENT_RDMA_DONE)
+			atomic_dec(&file->rw_outstanding);
 		smbd_kevent_free(kev);
 	}
 	ge->out_data_used = used;

@@ -5,9 +5,10 @@
  * SMB2 request describes with Buffer Descriptor V1 entries.
  *
  * Each operation becomes one rdma_rw context per descriptor (the rdma_rw
- * API registers memory where the device needs it, as iWARP does), chained
- * and posted together; only the last work request is signaled, and since a
- * send queue completes in order its completion ends the operation. The QP
+ * API registers memory where the device needs it, as iWARP does, and then
+ * a context per page-aligned piece), chained and posted together; only the
+ * last work request is signaled, and since a send queue completes in order
+ * its completion ends the operation. The QP
  * has room for rw_ops_max rdma_rw operations (a WR, or a registration
  * cycle); an operation waits in rw_pending until its share is free, so a
  * burst of requests queues instead of failing.
@@ -44,7 +45,9 @@ struct smbd_rw_ctx {
 
 struct smbd_rw_req {
 	struct list_head node;		/* conn->rw_pending or rw_posted */
-	struct ib_cqe cqe;
+	struct ib_cqe cqe;		/* the last, signaled work request */
+	struct ib_cqe err_cqe;		/* the others: only errors complete */
+	bool failed;			/* one of those failed */
 	struct smbd_conn *conn;		/* a reference */
 	struct smbd_kevent *done_ev;	/* RDMA_DONE, allocated up front */
 	enum dma_data_direction dir;
@@ -101,51 +104,89 @@ static int smbd_rw_check_slices(const struct smbd_slice *s, u32 n,
 	return ret;
 }
 
-/* Walks the slices byte by byte as the pool pages they name. */
+/* Walks the slices as the pool pages they name. */
 struct smbd_slice_pos {
 	const struct smbd_slice *s;
 	u32 off;			/* into *s */
 };
 
-/* Fill @sg (or only count, if NULL) with @len bytes from @pos on. */
-static u32 smbd_rw_map(struct smbd_file *file, struct smbd_slice_pos *pos,
-		       u64 len, struct scatterlist *sg)
+/*
+ * Cut the data into rdma_rw contexts and, with @req, fill them: one per
+ * descriptor share, and where rdma_rw may register memory also a new one
+ * wherever a page is not used to its end or from its start (a memory
+ * registration maps whole pages only). Returns the contexts, *nents the
+ * scatterlist entries.
+ */
+static u32 smbd_rw_layout(struct smbd_file *file, struct smbd_conn *conn,
+			  const struct smbd_slice *slices, const u8 *descs,
+			  u32 desc_used, u64 total, struct smbd_rw_req *req,
+			  u32 *nents)
 {
 	u32 pages_per_buf = smbd_buffer_size >> PAGE_SHIFT;
-	u32 n = 0;
+	struct smbd_slice_pos pos = { .s = slices };
+	struct smbd_rw_ctx *c = NULL;
+	struct smbd_buffer_desc d;
+	u32 i, nctx = 0, n = 0;
+	bool page_end = true;
 
-	while (len) {
-		u32 at = pos->s->offset + pos->off;
-		u32 in_page = offset_in_page(at);
-		u32 chunk = min_t(u64, len,
-				  min_t(u32, PAGE_SIZE - in_page,
-					pos->s->length - pos->off));
+	for (i = 0; i < desc_used; i++) {
+		u64 len, done = 0;
 
-		if (sg) {
-			struct page *page = file->pool_pages[
-				pos->s->buffer * pages_per_buf +
-				(at >> PAGE_SHIFT)];
+		smbd_buffer_desc_get(descs, i, &d);
+		len = min_t(u64, total, d.length);
+		total -= len;
+		while (done < len) {
+			u32 at = pos.s->offset + pos.off;
+			u32 in_page = offset_in_page(at);
+			u32 chunk = min_t(u64, len - done,
+					  min_t(u32, PAGE_SIZE - in_page,
+						pos.s->length - pos.off));
 
-			sg_set_page(&sg[n], page, chunk, in_page);
-		}
-		n++;
-		len -= chunk;
-		pos->off += chunk;
-		if (pos->off == pos->s->length) {
-			pos->s++;
-			pos->off = 0;
+			if (!done || (conn->rw_split && (in_page || !page_end))) {
+				c = req ? &req->ctx[nctx] : NULL;
+				if (c) {
+					c->sg = &req->sgl[n];
+					c->remote_addr = d.offset + done;
+					c->rkey = d.token;
+				}
+				nctx++;
+			}
+			if (c) {
+				sg_set_page(&req->sgl[n], file->pool_pages[
+						pos.s->buffer * pages_per_buf +
+						(at >> PAGE_SHIFT)],
+					    chunk, in_page);
+				c->nents++;
+				c->len += chunk;
+			}
+			n++;
+			done += chunk;
+			page_end = in_page + chunk == PAGE_SIZE;
+			pos.off += chunk;
+			if (pos.off == pos.s->length) {
+				pos.s++;
+				pos.off = 0;
+			}
 		}
 	}
-	return n;
+	*nents = n;
+	return nctx;
 }
 
-/* rdma_rw operations one context of @nents entries may take, at most. */
-static u32 smbd_rw_cost(struct smbd_conn *conn, u32 nents)
+/* rdma_rw operations (WRs or registrations) a context may take, at most. */
+static u32 smbd_rw_cost(struct smbd_conn *conn, struct smbd_rw_req *req,
+			u32 nents)
 {
 	struct rdma_cm_id *id = conn->cm_id;
+	u32 mr = rdma_rw_mr_factor(id->device, id->port_num, nents);
+	u32 sge = req->dir == DMA_TO_DEVICE ? id->qp->max_write_sge :
+					      id->qp->max_read_sge;
 
-	return max(rdma_rw_mr_factor(id->device, id->port_num, nents),
-		   DIV_ROUND_UP(nents, conn->rw_sge));
+	/* iWARP reads always register; elsewhere rdma_rw picks per operation */
+	if (req->dir == DMA_FROM_DEVICE &&
+	    rdma_protocol_iwarp(id->device, id->port_num))
+		return mr;
+	return max(mr, DIV_ROUND_UP(nents, sge));
 }
 
 static void smbd_rw_req_free(struct smbd_rw_req *req)
@@ -154,84 +195,56 @@ static void smbd_rw_req_free(struct smbd_rw_req *req)
 		smbd_kevent_free(req->done_ev);
 	kvfree(req->sgl);
 	smbd_conn_put(req->conn);
-	kfree(req);
+	kvfree(req);
 }
 
-/*
- * Build the request of one op: a scatterlist per descriptor that gets
- * data, each ending exactly where its share of the slices ends.
- */
+/* The request of one op: its contexts, scatterlists and RDMA_DONE event. */
 static int smbd_rw_build(struct smbd_file *file, struct smbd_conn *conn,
 			 const struct smbd_rw_op *op,
 			 const struct smbd_slice *slices, u64 slice_total,
 			 const u8 *descs, struct smbd_rw_req **out)
 {
-	struct smbd_slice_pos pos = { .s = slices };
 	struct smbd_buffer_desc d;
 	struct smbd_rw_req *req;
 	u64 left = slice_total;
-	u32 i, n, nents = 0;
+	u32 i, n, nctx, nents;
 
 	/* descriptors past the data move nothing and get no context */
 	for (n = 0; n < op->desc_count && left; n++) {
 		smbd_buffer_desc_get(descs, n, &d);
 		left -= min_t(u64, left, d.length);
 	}
-	req = kzalloc(struct_size(req, ctx, n), GFP_KERNEL);
+	nctx = smbd_rw_layout(file, conn, slices, descs, n, slice_total, NULL,
+			      &nents);
+	req = kvzalloc(struct_size(req, ctx, nctx), GFP_KERNEL_ACCOUNT);
 	if (!req)
 		return -ENOMEM;
-	req->nr_ctx = n;
+	req->nr_ctx = nctx;
 	req->conn = conn;
 	kref_get(&conn->ref);
 	req->dir = op->direction == SMBD_RW_WRITE_TO_PEER ? DMA_TO_DEVICE :
 							    DMA_FROM_DEVICE;
+	req->bytes = slice_total - left;
 	req->done_ev = smbd_kevent_alloc(SMBD_EVENT_RDMA_DONE, conn->id,
-					 GFP_KERNEL);
-	if (!req->done_ev)
-		goto nomem;
+					 GFP_KERNEL_ACCOUNT);
+	req->sgl = kvcalloc(nents, sizeof(*req->sgl), GFP_KERNEL_ACCOUNT);
+	if (!req->done_ev || !req->sgl) {
+		smbd_rw_req_free(req);
+		return -ENOMEM;
+	}
 	req->done_ev->ev.user_data = op->user_data;
-
-	/* first pass: entries per context, and the budget they need */
-	left = slice_total;
-	for (i = 0; i < n; i++) {
-		struct smbd_rw_ctx *c = &req->ctx[i];
-		u64 len;
-
-		smbd_buffer_desc_get(descs, i, &d);
-		len = min_t(u64, left, d.length);
-		c->remote_addr = d.offset;
-		c->rkey = d.token;
-		c->len = len;
-		c->nents = smbd_rw_map(file, &pos, len, NULL);
-		nents += c->nents;
-		req->cost += smbd_rw_cost(conn, c->nents);
-		req->bytes += len;
-		left -= len;
+	sg_init_table(req->sgl, nents);
+	smbd_rw_layout(file, conn, slices, descs, n, slice_total, req, &nents);
+	for (i = 0; i < nctx; i++) {
+		sg_mark_end(&req->ctx[i].sg[req->ctx[i].nents - 1]);
+		req->cost += smbd_rw_cost(conn, req, req->ctx[i].nents);
 	}
 	if (req->cost > conn->rw_ops_max) {
 		smbd_rw_req_free(req);
 		return -EMSGSIZE;
 	}
-
-	req->sgl = kvcalloc(nents, sizeof(*req->sgl), GFP_KERNEL);
-	if (!req->sgl)
-		goto nomem;
-	pos.s = slices;
-	pos.off = 0;
-	nents = 0;
-	for (i = 0; i < n; i++) {
-		struct smbd_rw_ctx *c = &req->ctx[i];
-
-		c->sg = &req->sgl[nents];
-		sg_init_table(c->sg, c->nents);
-		smbd_rw_map(file, &pos, c->len, c->sg);
-		nents += c->nents;
-	}
 	*out = req;
 	return 0;
-nomem:
-	smbd_rw_req_free(req);
-	return -ENOMEM;
 }
 
 static void smbd_rw_destroy_ctxs(struct smbd_rw_req *req)
@@ -311,7 +324,8 @@ static void smbd_rw_start(struct smbd_rw_req *req)
 {
 	struct smbd_conn *conn = req->conn;
 	struct rdma_cm_id *id = conn->cm_id;
-	struct ib_send_wr *first = NULL;
+	const struct ib_send_wr *bad = NULL;
+	struct ib_send_wr *first = NULL, *wr;
 	unsigned long flags;
 	int ret = 0;
 	u32 i;
@@ -330,34 +344,60 @@ static void smbd_rw_start(struct smbd_rw_req *req)
 		pr_warn_ratelimited("connection %u: RDMA %s setup: %pe\n",
 				    conn->id, req->dir == DMA_TO_DEVICE ?
 				    "write" : "read", ERR_PTR(ret));
-		smbd_rw_destroy_ctxs(req);
-		smbd_rw_release(conn, req->cost);
-		smbd_rw_finish(req, ret);
-		return;
+		goto end;
 	}
-	/* only the last context signals: the send queue completes in order */
+	/*
+	 * Only the last work request signals: the send queue completes in
+	 * order. The others (RDMA, registration, invalidation) complete
+	 * only in error, and then say which operation failed.
+	 */
 	for (i = req->nr_ctx; i-- > 0;)
 		first = rdma_rw_ctx_wrs(&req->ctx[i].rw, id->qp, id->port_num,
 					&req->cqe, first);
+	for (wr = first; wr; wr = wr->next)
+		if (!wr->wr_cqe)
+			wr->wr_cqe = &req->err_cqe;
 
 	spin_lock_irqsave(&conn->lock, flags);
 	if (conn->state == SMBD_CONN_DISCONNECTING) {
+		spin_unlock_irqrestore(&conn->lock, flags);
 		ret = -ENOTCONN;
-	} else {
-		/* on failure some WRs may be posted: teardown ends it */
-		list_add_tail(&req->node, &conn->rw_posted);
-		ret = ib_post_send(id->qp, first, NULL);
+		goto end;
 	}
+	list_add_tail(&req->node, &conn->rw_posted);
+	ret = ib_post_send(id->qp, first, &bad);
+	/* nothing posted: nothing completes; else teardown ends it */
+	if (ret && bad == first)
+		list_del(&req->node);
 	spin_unlock_irqrestore(&conn->lock, flags);
-	if (ret == -ENOTCONN) {
-		smbd_rw_destroy_ctxs(req);
-		smbd_rw_release(conn, req->cost);
-		smbd_rw_finish(req, ret);
-	} else if (ret) {
-		pr_warn_ratelimited("connection %u: posting RDMA: %pe\n",
-				    conn->id, ERR_PTR(ret));
-		smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
-	}
+	if (!ret)
+		return;
+	pr_warn_ratelimited("connection %u: posting RDMA: %pe\n", conn->id,
+			    ERR_PTR(ret));
+	smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
+	if (bad != first)
+		return;
+	ret = -EIO;
+end:
+	smbd_rw_destroy_ctxs(req);
+	smbd_rw_release(conn, req->cost);
+	smbd_rw_finish(req, ret);
+}
+
+/* An unsignaled work request of @req completed: only errors do. */
+static void smbd_rw_error(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct smbd_rw_req *req = container_of(wc->wr_cqe, struct smbd_rw_req,
+					       err_cqe);
+
+	if (wc->status == IB_WC_WR_FLUSH_ERR)
+		return;
+	pr_info_ratelimited("connection %u: RDMA %s failed: %s\n",
+			    req->conn->id,
+			    req->dir == DMA_TO_DEVICE ? "write" : "read",
+			    ib_wc_status_msg(wc->status));
+	req->failed = true;
+	smbd_conn_fail(req->conn, SMBD_REASON_RDMA_ERROR);
 }
 
 static void smbd_rw_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -368,28 +408,29 @@ static void smbd_rw_done(struct ib_cq *cq, struct ib_wc *wc)
 	unsigned long flags;
 	int status = 0;
 
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
+		pr_info_ratelimited("connection %u: RDMA %s failed: %s\n",
+				    conn->id,
+				    req->dir == DMA_TO_DEVICE ? "write" : "read",
+				    ib_wc_status_msg(wc->status));
+		req->failed = true;
+	}
+	if (req->failed)
+		status = -EIO;
+	else if (wc->status == IB_WC_WR_FLUSH_ERR)
+		status = -ENOTCONN;
+	/* the QP is in error now: the spec ends the connection */
+	if (req->failed)
+		smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
+
 	spin_lock_irqsave(&conn->lock, flags);
 	list_del(&req->node);
-	/* a flush without teardown follows a failed unsignaled WR */
-	if (wc->status != IB_WC_SUCCESS)
-		status = wc->status == IB_WC_WR_FLUSH_ERR &&
-			 conn->state == SMBD_CONN_DISCONNECTING ? -ENOTCONN :
-								  -EIO;
 	spin_unlock_irqrestore(&conn->lock, flags);
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		pr_info_ratelimited("connection %u: RDMA %s failed: %s\n",
-					    conn->id,
-					    req->dir == DMA_TO_DEVICE ?
-					    "write" : "read",
-					    ib_wc_status_msg(wc->status));
 	smbd_rw_destroy_ctxs(req);
 	smbd_rw_release(conn, req->cost);
-	/* the QP is in error now: the spec ends the connection */
-	if (status)
-		smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
-	smbd_rw_finish(req, status);
 	/* a lingering teardown waits for the posted operations */
 	wake_up_all(&conn->send_wait);
+	smbd_rw_finish(req, status);
 }
 
 /* Take the first waiting operation if its budget is free. */
@@ -438,6 +479,7 @@ static int smbd_rw_submit(struct smbd_conn *conn, struct smbd_rw_req *req)
 		ret = -ENOTCONN;
 	} else {
 		req->cqe.done = smbd_rw_done;
+		req->err_cqe.done = smbd_rw_error;
 		req->start = ktime_get();
 		conn->stats.rdma_inflight++;
 		smbd_count(SMBD_CNT_RDMA_INFLIGHT, 1);
@@ -480,7 +522,9 @@ void smbd_rw_shutdown(struct smbd_conn *conn)
 /* Budget and scatter/gather limits of a new QP (conn.c). */
 void smbd_rw_init_qp_attr(struct smbd_conn *conn, struct ib_qp_init_attr *attr)
 {
-	attr->cap.max_send_sge = conn->rw_sge;
+	attr->cap.max_send_sge = clamp_t(u32,
+					 conn->cm_id->device->attrs.max_send_sge,
+					 1, 32);
 	attr->cap.max_rdma_ctxs = conn->rw_ops_max;
 }
 
@@ -571,10 +615,18 @@ int smbd_ioctl_rdma_rw(struct smbd_file *file, void *cmd)
 		ret = copy_struct_from_user(&op, sizeof(op),
 					    ops + (size_t)i * rw->op_size,
 					    rw->op_size);
-		if (!ret)
-			ret = smbd_rw_op(file, &op, slices, descs);
 		if (ret)
 			break;
+		/* RDMA_DONE is never dropped: bound what may be unread */
+		if (atomic_inc_return(&file->rw_outstanding) >
+		    SMBD_EVENT_QUEUE_LEN)
+			ret = -EAGAIN;
+		else
+			ret = smbd_rw_op(file, &op, slices, descs);
+		if (ret) {
+			atomic_dec(&file->rw_outstanding);
+			break;
+		}
 	}
 	rw->out_done = i;
 	if (i)

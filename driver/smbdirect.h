@@ -87,6 +87,8 @@ struct smbd_file {
 	struct mutex pool_lock;		/* allocation of the pool */
 	struct page **pool_pages;	/* pool.c */
 	unsigned long pool_nr_pages;
+	/* RDMA operations started whose RDMA_DONE is not read yet */
+	atomic_t rw_outstanding;
 };
 
 enum smbd_conn_state {
@@ -206,7 +208,7 @@ struct smbd_conn {
 
 	/* RDMA READ/WRITE (rw.c); rw_sge and rw_ops_max fixed at creation */
 	struct rw_semaphore rw_sem;	/* QP use outside the lock vs teardown */
-	u32 rw_sge;			/* SGEs per RDMA work request */
+	bool rw_split;			/* rdma_rw may register: page-aligned pieces */
 	u32 rw_ops_max;			/* the QP's rdma_rw budget */
 	u32 rw_ops_free;
 	struct list_head rw_pending;	/* waiting for budget, in order */

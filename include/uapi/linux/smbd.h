@@ -533,10 +533,12 @@ struct smbd_slice {
  * operation failed (a wrong token, a descriptor longer than the peer's
  * registration), after which the connection is disconnected with
  * SMBD_REASON_RDMA_ERROR as MS-SMBD requires; -ENOTCONN when the
- * connection went away first. RDMA_DONE events are never dropped for a full
- * queue, and come before the connection's DISCONNECTED. The pool pages
- * stay in use until RDMA_DONE; the client's memory too, so send the SMB2
- * response only after it.
+ * connection went away before the operation finished or started; -ENOMEM
+ * or -EINVAL when the device could not map or register the memory (the
+ * connection stays). RDMA_DONE events are never dropped for a full queue,
+ * and come before the connection's DISCONNECTED. The pool pages stay in
+ * use until RDMA_DONE; the client's memory too, so send the SMB2 response
+ * only after it.
  */
 struct smbd_rw_op {
 	__aligned_u64 conn_id;
@@ -566,8 +568,10 @@ struct smbd_rw_op {
  * complete. The batch stops at the first operation that cannot start: the
  * call returns 0 with @out_done < @count if some did, else that
  * operation's error (ENOENT: not a connection of this file; ENOTCONN: it
- * is disconnecting or DISCONNECT was called). The pool is allocated by the
- * first RDMA_RW if GET_MEM_PARAMS or mmap() did not do it yet.
+ * is disconnecting or DISCONNECT was called; EAGAIN: out_max_events
+ * operations of this file are in flight or have an RDMA_DONE not yet
+ * read). The pool is allocated by the first RDMA_RW if GET_MEM_PARAMS or
+ * mmap() did not do it yet.
  */
 struct smbd_rdma_rw {
 	__u32 size;
