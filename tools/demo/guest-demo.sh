@@ -28,6 +28,9 @@ client --new --pdus 8 --size 65536
 say "Flow 1: a channel bound to the existing session 0x1234 (Windows multichannel). The driver routes it to the smbd that registered the session; the PDUs are 1 MiB, sent in hundreds of SMB Direct fragments each way"
 client --bind 0x1234 --pdus 4 --size 1048576
 
+say "The data path: SMB2 WRITE then READ of 3 MB over RDMA, 3 descriptors per request, each a memory window the server invalidates with its answer. The smbd side moves the data with RDMA_RW through its pool of 1 MiB buffers; the client checks every byte read back"
+client --new --write-read 3000000 --io-count 2 --descriptors 3
+
 say "A channel that binds to a session nobody registered is refused"
 client --bind 0x5678 --expect-status 0xc0000203
 
