@@ -147,10 +147,6 @@ static void smbd_conn_size_rw(struct smbd_conn *conn)
 	n = min_t(u32, n, attrs->max_cqe / 4 / per_op);
 	conn->rw_ops_max = n;
 	conn->rw_ops_free = n;
-	/* where rdma_rw may register memory, a piece must be page-aligned */
-	conn->rw_split = rdma_protocol_iwarp(conn->cm_id->device,
-					     conn->cm_id->port_num) ||
-			 attrs->max_sgl_rd;
 }
 
 static int smbd_conn_create_qp(struct smbd_conn *conn)

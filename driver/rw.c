@@ -5,13 +5,13 @@
  * SMB2 request describes with Buffer Descriptor V1 entries.
  *
  * Each operation becomes one rdma_rw context per descriptor (the rdma_rw
- * API registers memory where the device needs it, as iWARP does, and then
- * a context per page-aligned piece), chained and posted together; only the
- * last work request is signaled, and since a send queue completes in order
- * its completion ends the operation. The QP
- * has room for rw_ops_max rdma_rw operations (a WR, or a registration
- * cycle); an operation waits in rw_pending until its share is free, so a
- * burst of requests queues instead of failing.
+ * API registers memory where the device needs it, as iWARP does, so a
+ * context covers page-aligned pieces only), chained and posted together;
+ * only the last work request is signaled, and since a send queue completes
+ * in order its completion ends the operation. The QP has room for
+ * rw_ops_max rdma_rw operations (a WR, or a registration cycle); an
+ * operation waits in rw_pending until its share is free, so a burst of
+ * requests queues instead of failing.
  *
  * The QP outside conn->lock: rdma_rw_ctx_init() allocates and maps, so the
  * submitter holds rw_sem for reading; teardown takes it for writing after
@@ -112,12 +112,13 @@ struct smbd_slice_pos {
 
 /*
  * Cut the data into rdma_rw contexts and, with @req, fill them: one per
- * descriptor share, and where rdma_rw may register memory also a new one
- * wherever a page is not used to its end or from its start (a memory
- * registration maps whole pages only). Returns the contexts, *nents the
- * scatterlist entries.
+ * descriptor share, and a new one wherever a page is not used to its end
+ * or from its start. rdma_rw may register the memory (iWARP, devices with
+ * max_sgl_rd, ib_core's force_mr), and a registration maps whole pages
+ * only; slices of whole buffers, as smbd uses them, never split. Returns
+ * the contexts, *nents the scatterlist entries.
  */
-static u32 smbd_rw_layout(struct smbd_file *file, struct smbd_conn *conn,
+static u32 smbd_rw_layout(struct smbd_file *file,
 			  const struct smbd_slice *slices, const u8 *descs,
 			  u32 desc_used, u64 total, struct smbd_rw_req *req,
 			  u32 *nents)
@@ -142,7 +143,7 @@ static u32 smbd_rw_layout(struct smbd_file *file, struct smbd_conn *conn,
 					  min_t(u32, PAGE_SIZE - in_page,
 						pos.s->length - pos.off));
 
-			if (!done || (conn->rw_split && (in_page || !page_end))) {
+			if (!done || in_page || !page_end) {
 				c = req ? &req->ctx[nctx] : NULL;
 				if (c) {
 					c->sg = &req->sgl[n];
@@ -214,7 +215,7 @@ static int smbd_rw_build(struct smbd_file *file, struct smbd_conn *conn,
 		smbd_buffer_desc_get(descs, n, &d);
 		left -= min_t(u64, left, d.length);
 	}
-	nctx = smbd_rw_layout(file, conn, slices, descs, n, slice_total, NULL,
+	nctx = smbd_rw_layout(file, slices, descs, n, slice_total, NULL,
 			      &nents);
 	req = kvzalloc(struct_size(req, ctx, nctx), GFP_KERNEL_ACCOUNT);
 	if (!req)
@@ -234,7 +235,7 @@ static int smbd_rw_build(struct smbd_file *file, struct smbd_conn *conn,
 	}
 	req->done_ev->ev.user_data = op->user_data;
 	sg_init_table(req->sgl, nents);
-	smbd_rw_layout(file, conn, slices, descs, n, slice_total, req, &nents);
+	smbd_rw_layout(file, slices, descs, n, slice_total, req, &nents);
 	for (i = 0; i < nctx; i++) {
 		sg_mark_end(&req->ctx[i].sg[req->ctx[i].nents - 1]);
 		req->cost += smbd_rw_cost(conn, req, req->ctx[i].nents);

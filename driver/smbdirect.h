@@ -208,7 +208,6 @@ struct smbd_conn {
 
 	/* RDMA READ/WRITE (rw.c); rw_sge and rw_ops_max fixed at creation */
 	struct rw_semaphore rw_sem;	/* QP use outside the lock vs teardown */
-	bool rw_split;			/* rdma_rw may register: page-aligned pieces */
 	u32 rw_ops_max;			/* the QP's rdma_rw budget */
 	u32 rw_ops_free;
 	struct list_head rw_pending;	/* waiting for budget, in order */

@@ -183,7 +183,7 @@ report() {
 
 echo "bench: $dev on smbd0 at $SMBD_ADDR, ${seconds}s per case, $depth operations outstanding, MB = 10^6 bytes"
 
-"$bin/responder/smbdirect-responder" >"$work/responder.log" 2>&1 &
+"$bin/responder/smbdirect-responder" --no-io-log >"$work/responder.log" 2>&1 &
 responder=$!
 i=0
 until grep -q "LISTEN: new sessions" "$work/responder.log"; do

@@ -1,0 +1,58 @@
+#!/bin/sh
+# The data path where rdma_rw registers memory for every operation, as it
+# must on iWARP (Debian's kernel has no siw): the RDMA core is reloaded with
+# its force_mr parameter, so each RDMA READ and WRITE goes through a fast
+# registration from the QP's MR pool. Write-read rounds are checked byte for
+# byte at sizes that cross pool buffers and with several descriptors, whose
+# shares start and end inside pages, and the scenarios with unaligned
+# slices and many descriptors run again. Runs last: it reloads the RDMA
+# stack.
+set -eu
+bin=$SMBD_BUILD/tools
+counters=/sys/class/misc/smbd/counters
+log=$(mktemp)
+out=$(mktemp)
+responder=
+trap '[ -z "$responder" ] || kill -9 "$responder" 2>/dev/null; rm -f "$log" "$out"' EXIT
+fail() {
+	echo "registered-rw: $*" >&2
+	cat "$log" "$out" >&2
+	exit 1
+}
+
+rmmod smbdirect
+rdma link delete rxe0
+modprobe -r rdma_rxe rdma_ucm rdma_cm iw_cm ib_cm ib_uverbs ib_core
+modprobe ib_core force_mr=1
+modprobe rdma_rxe
+rdma link add rxe0 type rxe netdev smbd0
+modprobe rdma_cm
+insmod "$SMBD_REPO/driver/smbdirect.ko"
+echo "RDMA core reloaded with force_mr=1"
+
+"$bin/responder/smbdirect-responder" --no-io-log >"$log" 2>&1 &
+responder=$!
+i=0
+until grep -q "LISTEN: new sessions" "$log"; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "the responder did not start"
+	sleep 0.1
+done
+
+reads=$(cat $counters/rdma_reads)
+for args in "--write-read 1 --descriptors 1" \
+	"--write-read 3000000 --descriptors 3 --descriptor-extra 777" \
+	"--write-read 8388608 --descriptors 16" \
+	"--write-read 65537 --descriptors 5 --channel rdma"; do
+	# shellcheck disable=SC2086
+	"$bin/client/smbdirect-client" --addr "$SMBD_ADDR" $args --quiet \
+		>"$out" 2>&1 || fail "$args"
+	echo "verified with registration: $args"
+done
+kill -TERM "$responder"
+wait "$responder" || fail "the responder did not stop cleanly"
+responder=
+"$SMBD_BUILD/tests/guest_scenarios" --gtest_brief=1 \
+	--gtest_filter='RdmaLimits.Unaligned*:Rdma.SeveralDescriptors*:Rdma.EveryByte*'
+[ "$(cat $counters/rdma_errors)" -eq 0 ] || fail "RDMA operations failed"
+[ "$(cat $counters/rdma_reads)" -gt "$reads" ] || fail "no RDMA READ counted"
