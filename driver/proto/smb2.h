@@ -86,6 +86,9 @@ struct smb2_hdr {
 	uint8_t signature[16];
 };
 
+/* Decode the 64-byte header of any message: protocol id and size checked. */
+enum smbd_proto_error smb2_hdr_decode(const uint8_t *buf, size_t len,
+				      struct smb2_hdr *hdr);
 /* Parse the 64-byte header of a request. */
 enum smbd_proto_error smb2_hdr_parse(const uint8_t *buf, size_t len,
 				     struct smb2_hdr *hdr);

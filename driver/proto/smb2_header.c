@@ -4,8 +4,8 @@
 
 static const uint8_t smb2_protocol_id[4] = { 0xfe, 'S', 'M', 'B' };
 
-enum smbd_proto_error smb2_hdr_parse(const uint8_t *buf, size_t len,
-				     struct smb2_hdr *hdr)
+enum smbd_proto_error smb2_hdr_decode(const uint8_t *buf, size_t len,
+				      struct smb2_hdr *hdr)
 {
 	if (len < SMB2_HDR_SIZE)
 		return SMBD_E_TRUNCATED;
@@ -25,7 +25,16 @@ enum smbd_proto_error smb2_hdr_parse(const uint8_t *buf, size_t len,
 	hdr->tree_id = smbd_get_le32(buf + 36);
 	hdr->session_id = smbd_get_le64(buf + 40);
 	memcpy(hdr->signature, buf + 48, sizeof(hdr->signature));
+	return SMBD_E_OK;
+}
 
+enum smbd_proto_error smb2_hdr_parse(const uint8_t *buf, size_t len,
+				     struct smb2_hdr *hdr)
+{
+	enum smbd_proto_error e = smb2_hdr_decode(buf, len, hdr);
+
+	if (e != SMBD_E_OK)
+		return e;
 	if (hdr->flags & SMB2_FLAGS_SERVER_TO_REDIR)
 		return SMBD_E_SMB2_NOT_REQUEST;
 	return SMBD_E_OK;

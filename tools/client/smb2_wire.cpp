@@ -200,23 +200,10 @@ Result<smb2_hdr> parse_smb2_response_header(std::span<const uint8_t> pdu)
     if (pdu.size() < SMB2_HDR_SIZE)
         return protocol_error("SMB2 response of " + std::to_string(pdu.size()) +
                               " bytes is shorter than its header");
-    if (pdu[0] != 0xfe || pdu[1] != 'S' || pdu[2] != 'M' || pdu[3] != 'B')
-        return protocol_error("response does not start with the SMB2 "
-                              "protocol id 0xFE 'SMB'");
-    if (smbd_get_le16(&pdu[4]) != SMB2_HDR_SIZE)
-        return protocol_error("SMB2 response header StructureSize is not 64");
     smb2_hdr h{};
-    h.credit_charge = smbd_get_le16(&pdu[6]);
-    h.status = smbd_get_le32(&pdu[8]);
-    h.command = smbd_get_le16(&pdu[12]);
-    h.credits = smbd_get_le16(&pdu[14]);
-    h.flags = smbd_get_le32(&pdu[16]);
-    h.next_command = smbd_get_le32(&pdu[20]);
-    h.message_id = smbd_get_le64(&pdu[24]);
-    h.process_id = smbd_get_le32(&pdu[32]);
-    h.tree_id = smbd_get_le32(&pdu[36]);
-    h.session_id = smbd_get_le64(&pdu[40]);
-    std::memcpy(h.signature, &pdu[48], sizeof(h.signature));
+    if (smb2_hdr_decode(pdu.data(), pdu.size(), &h) != SMBD_E_OK)
+        return protocol_error("SMB2 response header: no 0xFE 'SMB' protocol "
+                              "id or a StructureSize other than 64");
     if (!(h.flags & SMB2_FLAGS_SERVER_TO_REDIR))
         return protocol_error("SMB2 message from the server without "
                               "SMB2_FLAGS_SERVER_TO_REDIR");

@@ -291,22 +291,14 @@ std::vector<uint8_t> build_error_response(const smb2_hdr &req, uint16_t credits,
 Rule parse_response_header(std::span<const uint8_t> pdu, uint16_t command,
                            smb2_hdr &h)
 {
-    if (pdu.size() < SMB2_HDR_SIZE)
+    switch (smb2_hdr_decode(pdu.data(), pdu.size(), &h)) {
+    case SMBD_E_OK:
+        break;
+    case SMBD_E_TRUNCATED:
         return Rule::truncated;
-    if (std::memcmp(pdu.data(), protocol_id, sizeof(protocol_id)) != 0 ||
-        smbd_get_le16(&pdu[4]) != SMB2_HDR_SIZE)
+    default:
         return Rule::header;
-    h.credit_charge = smbd_get_le16(&pdu[6]);
-    h.status = smbd_get_le32(&pdu[8]);
-    h.command = smbd_get_le16(&pdu[12]);
-    h.credits = smbd_get_le16(&pdu[14]);
-    h.flags = smbd_get_le32(&pdu[16]);
-    h.next_command = smbd_get_le32(&pdu[20]);
-    h.message_id = smbd_get_le64(&pdu[24]);
-    h.process_id = smbd_get_le32(&pdu[32]);
-    h.tree_id = smbd_get_le32(&pdu[36]);
-    h.session_id = smbd_get_le64(&pdu[40]);
-    std::memcpy(h.signature, &pdu[48], sizeof(h.signature));
+    }
     if (!(h.flags & SMB2_FLAGS_SERVER_TO_REDIR))
         return Rule::direction;
     if (h.command != command)
