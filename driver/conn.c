@@ -149,6 +149,22 @@ static void smbd_conn_size_rw(struct smbd_conn *conn)
 	conn->rw_ops_free = n;
 }
 
+/* What rdma_rw makes of an operation on this QP (rw.c costs it). */
+static void smbd_conn_rw_limits(struct smbd_conn *conn)
+{
+	struct ib_device *dev = conn->cm_id->device;
+	u32 port = conn->cm_id->port_num;
+	struct ib_qp *qp = conn->cm_id->qp;
+
+	conn->rw_write_sge = qp->max_write_sge;
+	conn->rw_read_sge = qp->max_read_sge;
+	conn->rw_read_registers = rdma_protocol_iwarp(dev, port);
+	if (conn->rw_read_registers || dev->attrs.max_sgl_rd)
+		conn->rw_mr_pages = min_t(u32,
+					  dev->attrs.max_fast_reg_page_list_len,
+					  256);
+}
+
 static int smbd_conn_create_qp(struct smbd_conn *conn)
 {
 	struct ib_device *dev = conn->cm_id->device;
@@ -182,7 +198,10 @@ static int smbd_conn_create_qp(struct smbd_conn *conn)
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
 	attr.port_num = conn->cm_id->port_num;
-	return rdma_create_qp(conn->cm_id, conn->pd, &attr);
+	ret = rdma_create_qp(conn->cm_id, conn->pd, &attr);
+	if (!ret)
+		smbd_conn_rw_limits(conn);
+	return ret;
 }
 
 static void smbd_conn_destroy_resources(struct smbd_conn *conn)

@@ -174,20 +174,22 @@ static u32 smbd_rw_layout(struct smbd_file *file,
 	return nctx;
 }
 
-/* rdma_rw operations (WRs or registrations) a context may take, at most. */
+/*
+ * rdma_rw operations (WRs or registrations) a context may take, at most:
+ * a registration per rw_mr_pages pages where rdma_rw may register, else a
+ * WR per SGE limit. With ib_core's force_mr every operation registers, at
+ * most 256 pages each, which the SGE count (at most 32) never undercounts.
+ */
 static u32 smbd_rw_cost(struct smbd_conn *conn, struct smbd_rw_req *req,
 			u32 nents)
 {
-	struct rdma_cm_id *id = conn->cm_id;
-	u32 mr = rdma_rw_mr_factor(id->device, id->port_num, nents);
-	u32 sge = req->dir == DMA_TO_DEVICE ? id->qp->max_write_sge :
-					      id->qp->max_read_sge;
+	bool write = req->dir == DMA_TO_DEVICE;
+	u32 mr = conn->rw_mr_pages ? DIV_ROUND_UP(nents, conn->rw_mr_pages) : 0;
 
-	/* iWARP reads always register; elsewhere rdma_rw picks per operation */
-	if (req->dir == DMA_FROM_DEVICE &&
-	    rdma_protocol_iwarp(id->device, id->port_num))
+	if (!write && conn->rw_read_registers)
 		return mr;
-	return max(mr, DIV_ROUND_UP(nents, sge));
+	return max(mr, DIV_ROUND_UP(nents, write ? conn->rw_write_sge :
+						   conn->rw_read_sge));
 }
 
 static void smbd_rw_req_free(struct smbd_rw_req *req)
@@ -307,14 +309,18 @@ static void smbd_rw_finish(struct smbd_rw_req *req, int status)
 	smbd_rw_req_free(req);
 }
 
-/* Give back an operation's budget; a waiting operation may go now. */
-static void smbd_rw_release(struct smbd_conn *conn, u32 cost)
+/*
+ * Give back an operation's budget; a waiting operation may go now, unless
+ * @qp_ok is false: after a failed or flushed completion the QP is in error
+ * even if nobody has failed the connection yet.
+ */
+static void smbd_rw_release(struct smbd_conn *conn, u32 cost, bool qp_ok)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&conn->lock, flags);
 	conn->rw_ops_free += cost;
-	if (!list_empty(&conn->rw_pending) &&
+	if (qp_ok && !list_empty(&conn->rw_pending) &&
 	    conn->state != SMBD_CONN_DISCONNECTING)
 		queue_work(smbd_wq, &conn->rw_work);
 	spin_unlock_irqrestore(&conn->lock, flags);
@@ -376,12 +382,15 @@ static void smbd_rw_start(struct smbd_rw_req *req)
 	pr_warn_ratelimited("connection %u: posting RDMA: %pe\n", conn->id,
 			    ERR_PTR(ret));
 	smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
-	if (bad != first)
+	if (bad != first) {
+		/* partly posted: teardown ends it once the QP is drained */
+		req->failed = true;
 		return;
+	}
 	ret = -EIO;
 end:
 	smbd_rw_destroy_ctxs(req);
-	smbd_rw_release(conn, req->cost);
+	smbd_rw_release(conn, req->cost, true);
 	smbd_rw_finish(req, ret);
 }
 
@@ -391,7 +400,7 @@ static void smbd_rw_error(struct ib_cq *cq, struct ib_wc *wc)
 	struct smbd_rw_req *req = container_of(wc->wr_cqe, struct smbd_rw_req,
 					       err_cqe);
 
-	if (wc->status == IB_WC_WR_FLUSH_ERR)
+	if (wc->status == IB_WC_SUCCESS || wc->status == IB_WC_WR_FLUSH_ERR)
 		return;
 	pr_info_ratelimited("connection %u: RDMA %s failed: %s\n",
 			    req->conn->id,
@@ -428,7 +437,7 @@ static void smbd_rw_done(struct ib_cq *cq, struct ib_wc *wc)
 	list_del(&req->node);
 	spin_unlock_irqrestore(&conn->lock, flags);
 	smbd_rw_destroy_ctxs(req);
-	smbd_rw_release(conn, req->cost);
+	smbd_rw_release(conn, req->cost, wc->status == IB_WC_SUCCESS);
 	/* a lingering teardown waits for the posted operations */
 	wake_up_all(&conn->send_wait);
 	smbd_rw_finish(req, status);
@@ -516,7 +525,7 @@ void smbd_rw_shutdown(struct smbd_conn *conn)
 	list_for_each_entry_safe(req, tmp, &ended, node) {
 		list_del(&req->node);
 		smbd_rw_destroy_ctxs(req);
-		smbd_rw_finish(req, -ENOTCONN);
+		smbd_rw_finish(req, req->failed ? -EIO : -ENOTCONN);
 	}
 }
 

@@ -206,9 +206,17 @@ struct smbd_conn {
 		u64 rdma_lat[SMBD_LAT_BUCKETS];
 	} stats;
 
-	/* RDMA READ/WRITE (rw.c); rw_sge and rw_ops_max fixed at creation */
+	/*
+	 * RDMA READ/WRITE (rw.c). Fixed at creation, so that an ioctl can
+	 * cost an operation without touching the QP: the budget and what
+	 * rdma_rw makes of a scatterlist.
+	 */
 	struct rw_semaphore rw_sem;	/* QP use outside the lock vs teardown */
 	u32 rw_ops_max;			/* the QP's rdma_rw budget */
+	u32 rw_write_sge;		/* SGEs of an RDMA WRITE */
+	u32 rw_read_sge;		/* SGEs of an RDMA READ */
+	u32 rw_mr_pages;		/* pages per registration; 0: none */
+	bool rw_read_registers;		/* every RDMA READ registers (iWARP) */
 	u32 rw_ops_free;
 	struct list_head rw_pending;	/* waiting for budget, in order */
 	struct list_head rw_posted;	/* posted, completion due */

@@ -146,6 +146,9 @@ public:
 
     // 0 or the errno of the ioctl or of mmap().
     int map(Device &dev);
+    // Drops the mapping without munmap(): a forked child does not inherit
+    // it (VM_DONTCOPY), and the range may hold something else there.
+    void forget() { base_ = nullptr; }
     bool ok() const { return base_ != nullptr; }
     uint32_t buffer_count() const { return count_; }
     uint32_t buffer_size() const { return buffer_size_; }

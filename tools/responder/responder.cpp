@@ -445,9 +445,9 @@ void Responder::reset_io()
 {
     dialects_.clear();
     files_.reset();
-    // the pool is this process's mapping of the file's pages; a forked
+    // the pool is the parent's mapping of its file's pages; a forked
     // child has no such mapping (VM_DONTCOPY) and maps its own file's
-    pool_ = device::PoolMapping{};
+    pool_.forget();
     buffers_.reset();
     queued_.clear();
     in_flight_.clear();
@@ -583,9 +583,19 @@ void Responder::on_rdma_done(const Event &ev)
     if (e.status != 0) {
         summary_.rdma_errors++;
         buffers_->give(io.buffers);
-        log("conn %llu: RDMA for %s failed: %s; the connection goes down",
+        // EIO and ENOTCONN: the connection goes down, nobody to answer;
+        // otherwise the memory could not be mapped and the client waits
+        bool gone = e.status == -EIO || e.status == -ENOTCONN;
+        log("conn %llu: RDMA for %s failed: %s%s",
             static_cast<unsigned long long>(e.conn_id),
-            io.decision.note.c_str(), strerror(-e.status));
+            io.decision.note.c_str(), strerror(-e.status),
+            gone ? "; the connection goes down" : "");
+        if (!gone) {
+            const smb2_hdr &hdr = t.hdr;
+            answer(io.conn_id, io.decision,
+                   smb2rw::build_error_response(hdr, smb2rw::credit_response(hdr),
+                                                smb2rw::NT_STATUS_INSUFFICIENT_RESOURCES));
+        }
         return;
     }
     uint32_t moved = static_cast<uint32_t>(

@@ -526,7 +526,9 @@ struct smbd_slice {
  * descriptors past the data are not touched. Slices lie inside one buffer
  * each and do not overlap; descriptors are not empty and do not wrap
  * (EINVAL). The slices may total at most the connection's negotiated
- * MaxReadWriteSize (EMSGSIZE).
+ * MaxReadWriteSize (EMSGSIZE); EMSGSIZE too for an operation that needs
+ * more work requests than the connection's queue pair has for RDMA (slices
+ * that break pages in many places; whole pages never do).
  *
  * The operation ends with one RDMA_DONE event: status 0 and
  * u.rdma_done.bytes, or a negative errno and 0 bytes: -EIO when the RDMA
