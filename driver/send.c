@@ -105,7 +105,8 @@ void smbd_send_kick(struct smbd_conn *conn)
 	spin_unlock_irqrestore(&conn->lock, flags);
 }
 
-int smbd_send_queue_pdu(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
+/* Queue @pdu behind the others; 0, or ENOTCONN once closing. */
+static int smbd_send_enqueue(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
 {
 	unsigned long flags;
 	int ret = 0;
@@ -119,6 +120,13 @@ int smbd_send_queue_pdu(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
 	else
 		list_add_tail(&pdu->node, &conn->send_queue);
 	spin_unlock_irqrestore(&conn->lock, flags);
+	return ret;
+}
+
+int smbd_send_queue_pdu(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
+{
+	int ret = smbd_send_enqueue(conn, pdu);
+
 	if (!ret)
 		smbd_send_kick(conn);
 	return ret;
@@ -239,10 +247,14 @@ static enum smbd_send_step smbd_send_one_locked(struct smbd_conn *conn,
 	return SMBD_STEP_SENT;
 }
 
-void smbd_send_work(struct work_struct *work)
+/*
+ * Send messages while there are any and they may go; the send work, or the
+ * SEND_PDU ioctl itself, which saves the work's wake-up on the request
+ * path. Each message is taken and posted under conn->lock, so concurrent
+ * callers keep the fragments in order.
+ */
+static void smbd_send_pump(struct smbd_conn *conn)
 {
-	struct smbd_conn *conn = container_of(work, struct smbd_conn,
-					      send_work);
 	enum smbd_send_step step;
 	unsigned long flags;
 	u32 final_reason = 0;
@@ -259,6 +271,11 @@ void smbd_send_work(struct work_struct *work)
 		smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
 	else if (step == SMBD_STEP_FINAL)
 		smbd_conn_fail(conn, final_reason);
+}
+
+void smbd_send_work(struct work_struct *work)
+{
+	smbd_send_pump(container_of(work, struct smbd_conn, send_work));
 }
 
 static void smbd_send_notify(struct smbd_conn *conn, struct smbd_pdu_out *pdu,
@@ -411,9 +428,11 @@ static int smbd_send_entry(struct smbd_file *file,
 	} else {
 		ret = smbd_send_gather(e, iov, total, &pdu);
 		if (!ret) {
-			ret = smbd_send_queue_pdu(conn, pdu);
+			ret = smbd_send_enqueue(conn, pdu);
 			if (ret)
 				smbd_pdu_out_free(pdu);
+			else
+				smbd_send_pump(conn);
 		}
 	}
 	smbd_conn_put(conn);
