@@ -31,9 +31,11 @@
  *  EMSGSIZE    GET_EVENTS: the first pending event's data does not fit in
  *              data_len (out_data_used tells the size needed); SEND_PDU: a PDU
  *              larger than the connection's negotiated MaxFragmentedSize
- *  EAGAIN      GET_EVENTS on an O_NONBLOCK file with no event queued
- *  ENOTCONN    the connection is disconnected
- *  ENODEV      the RDMA device went away or the module is being removed
+ *  EAGAIN      GET_EVENTS on an O_NONBLOCK file with no event queued;
+ *              RDMA_RW with out_max_events operations unfinished or unread
+ *  ENOTCONN    the connection is disconnected (an RDMA device that goes
+ *              away ends its connections with SMBD_REASON_DEVICE_REMOVED;
+ *              the module cannot be removed while a file is open)
  *  EINTR       interrupted by a signal before anything was done
  *
  * Batched commands (GET_EVENTS, SEND_PDU, RDMA_RW) report in out_done how many
