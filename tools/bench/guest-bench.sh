@@ -166,6 +166,27 @@ smb2() {
 	}
 }
 
+# The driver's RDMA latency histogram: one "bound count" line per bucket.
+latency() {
+	sed 's/lt_us=//; s/count=//' /sys/kernel/debug/smbdirect/rdma_latency
+}
+
+# detail CASE BEFORE: where a case through the driver spends its time, from
+# the histogram's growth since BEFORE: the RDMA operations it ran and the
+# bucket that holds their median latency (ioctl to completion).
+detail() {
+	latency | paste -d ' ' "$2" - | awk -v c="$1" '
+	{ b[NR] = $1; n[NR] = $4 - $2; total += n[NR] }
+	END {
+		if (!total) { printf "BENCH-DETAIL %s rdma-ops=0\n", c; exit }
+		for (i = 1; i <= NR; i++) {
+			seen += n[i]
+			if (seen * 2 >= total) break
+		}
+		printf "BENCH-DETAIL %s rdma-ops=%d rdma-median-latency-us<%s\n", c, total, b[i]
+	}'
+}
+
 # report CASE MBPS [BASE]: one BENCH line; a case through the driver has the
 # raw MB/s it is compared with, and its ratio counts in the summary
 report() {
@@ -204,9 +225,13 @@ for size in $sizes; do
 	read=$mbps
 	report "raw-read-$l" "$read"
 	[ -z "$nobench" ] || continue
-	smb2 read "$size" && report "smb2-read-$l" "$mbps" "$write"
+	latency >"$work/lat"
+	smb2 read "$size" && report "smb2-read-$l" "$mbps" "$write" &&
+		detail "smb2-read-$l" "$work/lat"
 	[ -z "$nobench" ] || continue
-	smb2 write "$size" && report "smb2-write-$l" "$mbps" "$read"
+	latency >"$work/lat"
+	smb2 write "$size" && report "smb2-write-$l" "$mbps" "$read" &&
+		detail "smb2-write-$l" "$work/lat"
 done
 
 awk '
