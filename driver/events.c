@@ -6,8 +6,8 @@
  * DISCONNECTED and RDMA_DONE are exempt: one each per connection or per
  * RDMA operation (RDMA_RW bounds those whose RDMA_DONE is unread), and
  * without them the owner could not know its connections or reuse its
- * buffers. GET_EVENTS copies event
- * records and their data (PDUs, NEGOTIATE bytes) to the caller's buffers.
+ * buffers. GET_EVENTS copies event records and their data (PDUs, NEGOTIATE
+ * bytes) to the caller's buffers.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -29,6 +29,9 @@ int smbd_pool_get(struct smbd_file *file)
 	struct page **pages;
 	int ret = 0;
 
+	/* every RDMA_RW asks: no lock once the pool is there */
+	if (smp_load_acquire(&file->pool_pages))
+		return 0;
 	mutex_lock(&file->pool_lock);
 	if (file->pool_pages)
 		goto out;
@@ -50,7 +53,7 @@ int smbd_pool_get(struct smbd_file *file)
 		goto out;
 	}
 	file->pool_nr_pages = n;
-	file->pool_pages = pages;
+	smp_store_release(&file->pool_pages, pages);
 out:
 	mutex_unlock(&file->pool_lock);
 	return ret;

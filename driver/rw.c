@@ -88,6 +88,8 @@ static int smbd_rw_check_slices(const struct smbd_slice *s, u32 n,
 		*total += s[i].length;
 	}
 	/* DMA into one page twice in an operation is never meant */
+	if (n == 1)
+		return 0;
 	sorted = kmemdup(s, n * sizeof(*s), GFP_KERNEL);
 	if (!sorted)
 		return -ENOMEM;
@@ -120,7 +122,7 @@ struct smbd_slice_pos {
  */
 static u32 smbd_rw_layout(struct smbd_file *file,
 			  const struct smbd_slice *slices, const u8 *descs,
-			  u32 desc_used, u64 total, struct smbd_rw_req *req,
+			  u32 desc_count, u64 total, struct smbd_rw_req *req,
 			  u32 *nents)
 {
 	u32 pages_per_buf = smbd_buffer_size >> PAGE_SHIFT;
@@ -130,7 +132,7 @@ static u32 smbd_rw_layout(struct smbd_file *file,
 	u32 i, nctx = 0, n = 0;
 	bool page_end = true;
 
-	for (i = 0; i < desc_used; i++) {
+	for (i = 0; i < desc_count && total; i++) {
 		u64 len, done = 0;
 
 		smbd_buffer_desc_get(descs, i, &d);
@@ -201,23 +203,20 @@ static void smbd_rw_req_free(struct smbd_rw_req *req)
 	kvfree(req);
 }
 
-/* The request of one op: its contexts, scatterlists and RDMA_DONE event. */
+/*
+ * The request of one op moving @bytes (the lesser of the slices' and the
+ * descriptors' totals): its contexts, scatterlists and RDMA_DONE event.
+ * Descriptors past the data get no context.
+ */
 static int smbd_rw_build(struct smbd_file *file, struct smbd_conn *conn,
 			 const struct smbd_rw_op *op,
-			 const struct smbd_slice *slices, u64 slice_total,
+			 const struct smbd_slice *slices, u64 bytes,
 			 const u8 *descs, struct smbd_rw_req **out)
 {
-	struct smbd_buffer_desc d;
 	struct smbd_rw_req *req;
-	u64 left = slice_total;
-	u32 i, n, nctx, nents;
+	u32 i, nctx, nents;
 
-	/* descriptors past the data move nothing and get no context */
-	for (n = 0; n < op->desc_count && left; n++) {
-		smbd_buffer_desc_get(descs, n, &d);
-		left -= min_t(u64, left, d.length);
-	}
-	nctx = smbd_rw_layout(file, slices, descs, n, slice_total, NULL,
+	nctx = smbd_rw_layout(file, slices, descs, op->desc_count, bytes, NULL,
 			      &nents);
 	req = kvzalloc(struct_size(req, ctx, nctx), GFP_KERNEL_ACCOUNT);
 	if (!req)
@@ -227,7 +226,7 @@ static int smbd_rw_build(struct smbd_file *file, struct smbd_conn *conn,
 	kref_get(&conn->ref);
 	req->dir = op->direction == SMBD_RW_WRITE_TO_PEER ? DMA_TO_DEVICE :
 							    DMA_FROM_DEVICE;
-	req->bytes = slice_total - left;
+	req->bytes = bytes;
 	req->done_ev = smbd_kevent_alloc(SMBD_EVENT_RDMA_DONE, conn->id,
 					 GFP_KERNEL_ACCOUNT);
 	req->sgl = kvcalloc(nents, sizeof(*req->sgl), GFP_KERNEL_ACCOUNT);
@@ -237,7 +236,7 @@ static int smbd_rw_build(struct smbd_file *file, struct smbd_conn *conn,
 	}
 	req->done_ev->ev.user_data = op->user_data;
 	sg_init_table(req->sgl, nents);
-	smbd_rw_layout(file, slices, descs, n, slice_total, req, &nents);
+	smbd_rw_layout(file, slices, descs, op->desc_count, bytes, req, &nents);
 	for (i = 0; i < nctx; i++) {
 		sg_mark_end(&req->ctx[i].sg[req->ctx[i].nents - 1]);
 		req->cost += smbd_rw_cost(conn, req, req->ctx[i].nents);
@@ -586,7 +585,8 @@ static int smbd_rw_op(struct smbd_file *file, const struct smbd_rw_op *op,
 	if (total > conn->cp.max_read_write_size) {
 		ret = -EMSGSIZE;
 	} else {
-		ret = smbd_rw_build(file, conn, op, slices, total, descs, &req);
+		ret = smbd_rw_build(file, conn, op, slices,
+				    min(total, desc_total), descs, &req);
 		if (!ret) {
 			ret = smbd_rw_submit(conn, req);
 			if (ret)

@@ -229,6 +229,26 @@ TEST_F(RdmaLimits, OversizedAndForeignOperationsDoNotStart)
     EXPECT_EQ(delta("rdma_writes"), 1);
 }
 
+// After DISCONNECT no operation starts: ENOTCONN while the connection is
+// torn down, ENOENT once it is gone; no RDMA_DONE, nothing moved.
+TEST_F(RdmaLimits, NothingStartsAfterDisconnect)
+{
+    start_reader();
+    ASSERT_EQ(master_.disconnect(conn_), 0);
+    std::vector<RwOp> ops = {write_op(0)};
+    uint32_t done = 7;
+    int err = master_.rdma_rw(ops, &done);
+    EXPECT_TRUE(err == ENOTCONN || err == ENOENT) << strerror(err);
+    EXPECT_EQ(done, 0u);
+    auto ev = next_event(master_);
+    ASSERT_TRUE(ev);
+    EXPECT_EQ(ev->type(), uint32_t(SMBD_EVENT_DISCONNECTED)) << describe(*ev);
+    EXPECT_EQ(delta("rdma_writes"), 0);
+    EXPECT_EQ(delta("rdma_errors"), 0);
+    go_ = true;
+    verdict(client_);
+}
+
 // Slices that start and end inside pages, out of buffer order, against
 // descriptors that end inside pages too: the bytes arrive in slice order.
 // (Where rdma_rw registers memory, each page-aligned piece is its own
