@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "buffer_desc.h"
-#include "buffers.h"
 #include "file_server.h"
 #include "smb2_rw.h"
 #include "store.h"
@@ -298,38 +297,6 @@ TEST(ResponderIo, InlineWriteAndRead)
     ReadResponse rr;
     ASSERT_EQ(parse_read_response(d.response, rr), Rule::ok);
     EXPECT_EQ(std::vector<uint8_t>(rr.data.begin(), rr.data.end()), data);
-}
-
-TEST(ResponderBuffers, TakesWholeBuffersAndWaitsWhenShort)
-{
-    Buffers b(4, 1u << 20);
-    EXPECT_EQ(b.needed(1), 1u);
-    EXPECT_EQ(b.needed(1u << 20), 1u);
-    EXPECT_EQ(b.needed((1u << 20) + 1), 2u);
-    auto three = b.take(3u << 20);
-    ASSERT_TRUE(three);
-    EXPECT_EQ(*three, (std::vector<uint32_t>{0, 1, 2}));
-    EXPECT_FALSE(b.take(2u << 20));
-    auto one = b.take(5);
-    ASSERT_TRUE(one);
-    EXPECT_EQ(*one, std::vector<uint32_t>{3});
-    b.give(*three);
-    EXPECT_EQ(b.free(), 3u);
-    EXPECT_TRUE(b.take(3u << 20));
-}
-
-TEST(ResponderBuffers, SlicesCoverTheBytesInOrder)
-{
-    Buffers b(8, 1u << 20);
-    auto s = b.slices({5, 2, 7}, (2u << 20) + 10);
-    ASSERT_EQ(s.size(), 3u);
-    EXPECT_EQ(s[0].buffer, 5u);
-    EXPECT_EQ(s[0].length, 1u << 20);
-    EXPECT_EQ(s[1].buffer, 2u);
-    EXPECT_EQ(s[2].buffer, 7u);
-    EXPECT_EQ(s[2].length, 10u);
-    for (const auto &x : s)
-        EXPECT_EQ(x.offset, 0u);
 }
 
 TEST(ResponderStore, ZeroWhereNeverWrittenAndAcrossChunks)

@@ -20,10 +20,45 @@
 
 namespace smbd::responder {
 
-using device::Device;
-using device::Event;
-
 namespace {
+
+std::span<const uint8_t> data_of(const smbd_dev_event &ev)
+{
+    return {ev.data, ev.data_len};
+}
+
+// The policy struct of the C API over @p, whose arrays it points into.
+smbd_dev_policy policy_of(const device::Params &p)
+{
+    smbd_dev_policy q;
+    smbd_dev_policy_init(&q);
+    q.receive_credit_max = p.receive_credit_max;
+    q.send_credit_target = p.send_credit_target;
+    q.max_send_size = p.max_send_size;
+    q.max_receive_size = p.max_receive_size;
+    q.max_fragmented_size = p.max_fragmented_size;
+    q.max_read_write_size = p.max_read_write_size;
+    q.keepalive_interval_ms = p.keepalive_interval_ms;
+    q.keepalive_timeout_ms = p.keepalive_timeout_ms;
+    q.negotiate_timeout_ms = p.negotiate_timeout_ms;
+    q.accept_timeout_ms = p.accept_timeout_ms;
+    std::copy(p.server_guid.begin(), p.server_guid.end(), q.server_guid);
+    q.capabilities = p.capabilities;
+    q.security_mode = p.security_mode;
+    q.min_dialect = p.min_dialect;
+    q.max_dialect = p.max_dialect;
+    q.max_transact_size = p.max_transact_size;
+    q.max_read_size = p.max_read_size;
+    q.max_write_size = p.max_write_size;
+    q.policy_flags = p.policy_flags;
+    q.ciphers = p.ciphers.data();
+    q.cipher_count = p.ciphers.size();
+    q.signing_algorithms = p.signing_algorithms.data();
+    q.signing_algorithm_count = p.signing_algorithms.size();
+    q.sec_blob = p.sec_blob.data();
+    q.sec_blob_len = p.sec_blob.size();
+    return q;
+}
 
 std::string address(const smbd_sockaddr &a)
 {
@@ -71,33 +106,48 @@ void Responder::log(const char *fmt, ...) const
     std::fflush(opts_.log);
 }
 
+// This process's own handle of the device, with its event storage.
+int Responder::open_device()
+{
+    smbd_dev_open_args args = SMBD_DEV_OPEN_ARGS_INIT;
+    args.required_features = SMBD_FEATURE_EVENTS | SMBD_FEATURE_SEND_PDU;
+    smbd_dev *dev = nullptr;
+    char why[256];
+    int err = smbd_dev_open(&args, &dev, why, sizeof(why));
+    if (err) {
+        log("%s", why);
+        return err;
+    }
+    dev_.reset(dev);
+    smbd_dev_events *evs = nullptr;
+    err = smbd_dev_events_new(dev, &evs);
+    if (err) {
+        log("%s", smbd_dev_errmsg(dev));
+        return err;
+    }
+    events_.reset(evs);
+    smbd_dev_get_info(dev, &info_);
+    return 0;
+}
+
 int Responder::start()
 {
     if (stop_fd_ < 0)
         return errno;
-    dev_ = Device(O_NONBLOCK);
-    if (!dev_.ok()) {
-        log("cannot open /dev/smbd: %s", strerror(dev_.error()));
-        return dev_.error();
-    }
-    smbd_info info;
-    int err = dev_.info(info);
-    if (err) {
-        log("GET_INFO failed: %s", strerror(err));
+    int err = open_device();
+    if (err)
         return err;
-    }
-    max_batch_ = info.out_max_batch;
-    max_descriptors_ = info.out_max_descriptors;
-    rdma_rw_ = info.out_features & SMBD_FEATURE_RDMA_RW;
-    log("device: ABI %u, features 0x%llx, port %u, batch %u, PDU %u bytes",
-        info.out_abi_version,
-        static_cast<unsigned long long>(info.out_features), info.out_port,
-        info.out_max_batch, info.out_max_pdu_size);
+    log("device: ABI %u, features 0x%llx, pool %u x %u bytes, PDU %u "
+        "bytes; libsmbd %s",
+        info_.abi_version, static_cast<unsigned long long>(info_.features),
+        info_.pool_buffers, info_.buffer_size, info_.max_pdu_size,
+        smbd_dev_version());
 
     const device::Params &p = opts_.params;
-    err = dev_.set_params(p);
+    smbd_dev_policy policy = policy_of(p);
+    err = smbd_dev_set_policy(dev_.get(), &policy);
     if (err) {
-        log("SET_PARAMS failed: %s", strerror(err));
+        log("%s", smbd_dev_errmsg(dev_.get()));
         return err;
     }
     log("SET_PARAMS: credits %u/%u, send/receive %u/%u, fragmented %u, "
@@ -109,18 +159,17 @@ int Responder::start()
         p.negotiate_timeout_ms, p.accept_timeout_ms, p.min_dialect,
         p.max_dialect);
     if (opts_.listen) {
-        err = dev_.listen();
+        err = smbd_dev_listen(dev_.get());
         if (err) {
-            log("LISTEN failed: %s", strerror(err));
+            log("%s", smbd_dev_errmsg(dev_.get()));
             return err;
         }
         log("LISTEN: new sessions come to this process");
     }
     for (uint64_t id : opts_.register_sessions) {
-        err = dev_.register_session(id);
+        err = smbd_dev_register_session(dev_.get(), id);
         if (err) {
-            log("REGISTER_SESSION 0x%" PRIx64 " failed: %s", id,
-                strerror(err));
+            log("%s", smbd_dev_errmsg(dev_.get()));
             return err;
         }
         summary_.sessions++;
@@ -155,7 +204,8 @@ bool Responder::finished() const
 int Responder::serve()
 {
     for (;;) {
-        pollfd fds[2] = {{dev_.fd(), POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+        pollfd fds[2] = {{smbd_dev_fd(dev_.get()), POLLIN, 0},
+                         {stop_fd_, POLLIN, 0}};
         // the master wakes now and then to reap its children
         int n = poll(fds, 2, child_ ? -1 : 100);
         if (n < 0 && errno != EINTR)
@@ -184,31 +234,25 @@ int Responder::serve()
 int Responder::drain_events()
 {
     for (;;) {
-        std::vector<Event> events;
-        uint32_t needed = 0;
-        int err = dev_.get_events(events, max_batch_, data_len_, &needed);
-        if (err == EAGAIN)
-            return 0;
-        if (err == EMSGSIZE && needed > data_len_) {
-            log("next event needs %u bytes of data: growing", needed);
-            data_len_ = needed;
-            continue;
-        }
+        size_t count = 0;
+        int err = smbd_dev_fetch(dev_.get(), events_.get(), &count);
         if (err) {
-            log("GET_EVENTS failed: %s", strerror(err));
+            log("%s", smbd_dev_errmsg(dev_.get()));
             return err;
         }
-        for (const Event &ev : events)
-            handle(ev);
+        if (!count)
+            return 0;
+        for (size_t i = 0; i < count; i++)
+            handle(*smbd_dev_events_at(events_.get(), i));
         // what arrived together is started together: one RDMA_RW
         start_transfers();
         flush_sends();
     }
 }
 
-void Responder::handle(const Event &ev)
+void Responder::handle(const smbd_dev_event &e)
 {
-    const smbd_event &e = ev.raw;
+    const smbd_dev_event &ev = e;
     switch (e.type) {
     case SMBD_EVENT_NEW_CONNECTION:
         on_new_connection(ev);
@@ -218,15 +262,15 @@ void Responder::handle(const Event &ev)
         break;
     case SMBD_EVENT_PDU_RECEIVED:
         summary_.pdus_received++;
-        summary_.bytes_received += ev.data.size();
-        if (FileServer::handles(ev.data)) {
+        summary_.bytes_received += ev.data_len;
+        if (FileServer::handles(data_of(ev))) {
             on_io_request(ev);
             break;
         }
         log("conn %llu: PDU_RECEIVED %zu bytes, %s: echoing",
-            static_cast<unsigned long long>(e.conn_id), ev.data.size(),
-            describe_pdu(ev.data).c_str());
-        pending_.push_back({e.conn_id, echo_response(ev.data), {}});
+            static_cast<unsigned long long>(e.conn_id), ev.data_len,
+            describe_pdu(data_of(ev)).c_str());
+        pending_.push_back({e.conn_id, echo_response(data_of(ev)), {}});
         break;
     case SMBD_EVENT_RDMA_DONE:
         on_rdma_done(ev);
@@ -241,33 +285,29 @@ void Responder::handle(const Event &ev)
         break;
     case SMBD_EVENT_OVERFLOW:
         log("OVERFLOW: %llu events lost",
-            static_cast<unsigned long long>(e.u.overflow.lost));
+            static_cast<unsigned long long>(e.count));
         break;
     default:
         log("conn %llu: event %u (%s), ignored",
             static_cast<unsigned long long>(e.conn_id), e.type,
-            device::event_name(e.type));
+            smbd_dev_event_name(e.type));
     }
 }
 
-void Responder::on_new_connection(const Event &ev)
+void Responder::on_new_connection(const smbd_dev_event &ev)
 {
-    const auto &c = ev.raw.u.new_connection;
     summary_.connections_offered++;
     log("conn %llu: NEW_CONNECTION from %s to %s, client guid %s: "
         "a new session, offered to the listener",
-        static_cast<unsigned long long>(ev.conn_id()),
-        address(c.remote).c_str(), address(c.local).c_str(),
-        hex(c.client_guid, sizeof(c.client_guid)).c_str());
+        static_cast<unsigned long long>(ev.conn_id),
+        address(*ev.remote).c_str(), address(*ev.local).c_str(),
+        hex(ev.client_guid, SMBD_GUID_SIZE).c_str());
     if (!opts_.fork) {
         uint64_t id = 0;
-        int err = dev_.accept(std::span<const uint8_t, SMBD_TOKEN_SIZE>(
-                                  c.token, SMBD_TOKEN_SIZE),
-                              id);
+        int err = smbd_dev_accept(dev_.get(), ev.token, &id);
         if (err)
-            log("conn %llu: ACCEPT failed: %s",
-                static_cast<unsigned long long>(ev.conn_id()),
-                strerror(err));
+            log("conn %llu: %s", static_cast<unsigned long long>(ev.conn_id),
+                smbd_dev_errmsg(dev_.get()));
         else
             log("conn %llu: ACCEPTed in this process",
                 static_cast<unsigned long long>(id));
@@ -281,12 +321,16 @@ void Responder::on_new_connection(const Event &ev)
         log("fork failed: %s", strerror(errno));
         return;
     }
-    if (pid == 0)
-        serve_child(c.token);	// does not return
+    if (pid == 0) {
+        uint8_t token[SMBD_TOKEN_SIZE];
+        // the event storage goes with the master's handle
+        std::copy_n(ev.token, SMBD_TOKEN_SIZE, token);
+        serve_child(token);	// does not return
+    }
     children_.insert(pid);
     summary_.children++;
     log("conn %llu: forked child %d to claim it",
-        static_cast<unsigned long long>(ev.conn_id()), pid);
+        static_cast<unsigned long long>(ev.conn_id), pid);
 }
 
 // The child, like a forked smbd, drops the master's file and serves the
@@ -295,27 +339,24 @@ void Responder::serve_child(const uint8_t *token)
 {
     child_ = true;
     prctl(PR_SET_PDEATHSIG, SIGTERM);
-    dev_.close();
+    // the parent's transfers and memory are not this process's
+    reset_io();
+    events_.reset();
+    dev_.reset();
     close(stop_fd_);
     stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     children_.clear();
     pending_.clear();
     live_.clear();
-    reset_io();
     summary_ = Summary{};
     int rc = 1;
-    dev_ = Device(O_NONBLOCK);
     uint64_t id = 0;
-    int err = dev_.ok() ? dev_.accept(std::span<const uint8_t,
-                                                SMBD_TOKEN_SIZE>(
-                                          token, SMBD_TOKEN_SIZE),
-                                      id)
-                        : dev_.error();
+    int err = open_device();
+    if (!err && (err = smbd_dev_accept(dev_.get(), token, &id)))
+        log("%s", smbd_dev_errmsg(dev_.get()));
     if (stop_fd_ < 0) {
         log("eventfd: %s", strerror(errno));
-    } else if (err) {
-        log("ACCEPT failed: %s", strerror(err));
-    } else {
+    } else if (!err) {
         live_.insert(id);
         log("conn %llu: ACCEPTed on this process's own file",
             static_cast<unsigned long long>(id));
@@ -326,43 +367,33 @@ void Responder::serve_child(const uint8_t *token)
     _exit(rc);
 }
 
-void Responder::on_new_channel(const Event &ev)
+void Responder::on_new_channel(const smbd_dev_event &e)
 {
-    const smbd_event &e = ev.raw;
-    const auto &c = e.u.new_channel;
     bool bound = e.flags & SMBD_CHANNEL_BOUND;
     live_.insert(e.conn_id);
-    dialects_[e.conn_id] = static_cast<uint16_t>(c.dialect);
+    dialects_[e.conn_id] = static_cast<uint16_t>(e.dialect);
     log("conn %llu: NEW_CHANNEL (%s%s) from %s, dialect 0x%04x, session "
-        "0x%llx; NEGOTIATE request %u, response %u, SESSION_SETUP %u bytes",
+        "0x%llx; NEGOTIATE request %zu, response %zu, SESSION_SETUP %zu "
+        "bytes",
         static_cast<unsigned long long>(e.conn_id),
         bound ? "bound to a registered session" : "new session",
         e.flags & SMBD_CHANNEL_ACCEPTED ? ", accepted" : "",
-        address(c.remote).c_str(), c.dialect,
-        static_cast<unsigned long long>(c.session_id), c.negotiate_req_len,
-        c.negotiate_resp_len, c.session_setup_len);
-    std::span<const uint8_t> setup = ev.session_setup();
-    if (setup.size() != c.session_setup_len) {
-        log("conn %llu: the NEW_CHANNEL lengths do not add up to its %zu "
-            "bytes: disconnecting",
-            static_cast<unsigned long long>(e.conn_id), ev.data.size());
-        dev_.disconnect(e.conn_id);
-        return;
-    }
+        address(*e.remote).c_str(), e.dialect,
+        static_cast<unsigned long long>(e.session_id), e.negotiate_req_len,
+        e.negotiate_resp_len, e.session_setup_len);
+    std::span<const uint8_t> setup(e.session_setup, e.session_setup_len);
 
     uint64_t session_id;
     if (bound) {
         summary_.bound++;
-        session_id = c.session_id;
+        session_id = e.session_id;
     } else {
         summary_.accepted++;
         session_id = new_session_id();
         // registered before the answer, so that the client's next channel
         // can bind as soon as it sees the SessionId
-        int err = dev_.register_session(session_id);
-        if (err)
-            log("REGISTER_SESSION 0x%llx failed: %s",
-                static_cast<unsigned long long>(session_id), strerror(err));
+        if (smbd_dev_register_session(dev_.get(), session_id))
+            log("%s", smbd_dev_errmsg(dev_.get()));
         else
             summary_.sessions++;
     }
@@ -372,7 +403,7 @@ void Responder::on_new_channel(const Event &ev)
     if (resp.empty()) {
         log("conn %llu: the SESSION_SETUP is not valid (%s): disconnecting",
             static_cast<unsigned long long>(e.conn_id), why.c_str());
-        dev_.disconnect(e.conn_id);
+        smbd_dev_disconnect(dev_.get(), e.conn_id);
         return;
     }
     log("conn %llu: SESSION_SETUP answered with STATUS_SUCCESS, session "
@@ -382,32 +413,32 @@ void Responder::on_new_channel(const Event &ev)
     pending_.push_back({e.conn_id, std::move(resp), {}});
 }
 
-void Responder::on_disconnected(const Event &ev)
+void Responder::on_disconnected(const smbd_dev_event &ev)
 {
-    const char *reason = device::reason_name(ev.raw.u.disconnected.reason);
+    const char *reason = smbd_dev_reason_name(ev.reason);
     summary_.disconnected++;
     summary_.ended++;
     summary_.reasons[reason]++;
-    live_.erase(ev.conn_id());
-    dialects_.erase(ev.conn_id());
+    live_.erase(ev.conn_id);
+    dialects_.erase(ev.conn_id);
     log("conn %llu: DISCONNECTED (%s)",
-        static_cast<unsigned long long>(ev.conn_id()), reason);
+        static_cast<unsigned long long>(ev.conn_id), reason);
     // its requests still waiting for buffers will never be answered
     std::erase_if(queued_, [&](const Io &io) {
-        return io.conn_id == ev.conn_id();
+        return io.conn_id == ev.conn_id;
     });
     // DISCONNECTED is a connection's last event: every RDMA_DONE came first
     for (auto it = in_flight_.begin(); it != in_flight_.end();) {
-        if (it->second.conn_id != ev.conn_id()) {
+        if (it->second.conn_id != ev.conn_id) {
             ++it;
             continue;
         }
         log("conn %llu: RDMA operation %llu had no RDMA_DONE before "
             "DISCONNECTED (a driver bug)",
-            static_cast<unsigned long long>(ev.conn_id()),
+            static_cast<unsigned long long>(ev.conn_id),
             static_cast<unsigned long long>(it->first));
         summary_.rdma_errors++;
-        buffers_->give(it->second.buffers);
+        smbd_dev_buf_free(it->second.buf);
         it = in_flight_.erase(it);
     }
 }
@@ -420,24 +451,15 @@ void Responder::setup_io()
     Limits l;
     l.max_io = std::min({p.max_read_write_size, p.max_read_size,
                          p.max_write_size});
-    l.max_descriptors = max_descriptors_;
-    int err = rdma_rw_ ? pool_.map(dev_) : ENOTTY;
-    if (err) {
-        log("no RDMA transfers: %s",
-            rdma_rw_ ? strerror(err) : "the driver has no RDMA_RW");
-    } else {
-        buffers_.emplace(pool_.buffer_count(), pool_.buffer_size());
-        // one request must fit in the pool at once, or it would wait forever
-        uint64_t pool_bytes = uint64_t{pool_.buffer_count()} *
-                              pool_.buffer_size();
-        l.max_io = static_cast<uint32_t>(std::min<uint64_t>(l.max_io,
-                                                            pool_bytes));
-        log("pool: %u buffers of %u bytes mapped; READ/WRITE up to %u "
-            "bytes and %u descriptors, file of %llu bytes",
-            pool_.buffer_count(), pool_.buffer_size(), l.max_io,
-            l.max_descriptors,
-            static_cast<unsigned long long>(opts_.file_size));
-    }
+    l.max_descriptors = info_.max_descriptors;
+    // one request must fit in the pool at once, or it would wait forever
+    uint64_t pool_bytes = uint64_t{info_.pool_buffers} * info_.buffer_size;
+    l.max_io = static_cast<uint32_t>(std::min<uint64_t>(l.max_io,
+                                                        pool_bytes));
+    log("pool: %u buffers of %u bytes; READ/WRITE up to %u bytes and %u "
+        "descriptors, file of %llu bytes",
+        info_.pool_buffers, info_.buffer_size, l.max_io, l.max_descriptors,
+        static_cast<unsigned long long>(opts_.file_size));
     files_.emplace(opts_.file_size, l);
 }
 
@@ -445,10 +467,6 @@ void Responder::reset_io()
 {
     dialects_.clear();
     files_.reset();
-    // the pool is the parent's mapping of its file's pages; a forked
-    // child has no such mapping (VM_DONTCOPY) and maps its own file's
-    pool_.forget();
-    buffers_.reset();
     queued_.clear();
     in_flight_.clear();
 }
@@ -471,14 +489,14 @@ void Responder::answer(uint64_t conn_id, const Decision &d,
     pending_.push_back({conn_id, std::move(response), d.invalidate});
 }
 
-void Responder::on_io_request(const Event &ev)
+void Responder::on_io_request(const smbd_dev_event &ev)
 {
     setup_io();
-    auto dialect = dialects_.find(ev.conn_id());
+    auto dialect = dialects_.find(ev.conn_id);
     Decision d = files_->request(
-        ev.data, dialect == dialects_.end() ? uint16_t{SMB2_DIALECT_311}
-                                            : dialect->second);
-    if (d.transfer && !buffers_) {
+        data_of(ev), dialect == dialects_.end() ? uint16_t{SMB2_DIALECT_311}
+                                                : dialect->second);
+    if (d.transfer && !(info_.features & SMBD_FEATURE_RDMA_RW)) {
         smb2_hdr hdr = d.transfer->hdr;
         d.transfer.reset();
         d.note = "refused: no RDMA transfers on this file";
@@ -487,63 +505,70 @@ void Responder::on_io_request(const Event &ev)
     }
     if (!d.transfer) {
         std::vector<uint8_t> response = std::move(d.response);
-        answer(ev.conn_id(), d, std::move(response));
+        answer(ev.conn_id, d, std::move(response));
         return;
     }
     Io io;
-    io.conn_id = ev.conn_id();
+    io.conn_id = ev.conn_id;
     io.decision = std::move(d);
     queued_.push_back(std::move(io));
 }
 
-std::vector<std::span<uint8_t>> Responder::memory(const Io &io) const
+std::vector<std::span<uint8_t>> Responder::memory(const Io &io)
 {
-    std::vector<std::span<uint8_t>> out;
-    for (const smbd_slice &s : io.slices)
-        out.emplace_back(pool_.buffer(s.buffer) + s.offset, s.length);
-    return out;
+    return {std::span(smbd_dev_buf_data(io.buf),
+                      io.decision.transfer->bytes)};
 }
 
 void Responder::start_transfers()
 {
-    std::vector<device::RwOp> ops;
+    std::vector<smbd_dev_rdma> ops;
     // first come, first served: a large request is not overtaken forever
     while (!queued_.empty()) {
         Io &io = queued_.front();
         const Transfer &t = *io.decision.transfer;
-        auto buffers = buffers_->take(t.bytes);
-        if (!buffers) {
+        int err = smbd_dev_buf_alloc(dev_.get(), t.bytes, &io.buf);
+        if (err == ENOBUFS) {
             if (!io.waited)
                 summary_.io_queued++;
             io.waited = true;
             break;
         }
-        io.buffers = std::move(*buffers);
-        io.slices = buffers_->slices(io.buffers, t.bytes);
-        if (!t.write)
-            files_->fill(t, memory(io));
         uint64_t id = ++next_io_;
         Io &started = in_flight_[id] = std::move(io);
         queued_.pop_front();
-        const Transfer &st = *started.decision.transfer;
-        ops.push_back({started.conn_id, id, started.slices, st.descriptors,
-                       st.write ? uint32_t{SMBD_RW_READ_FROM_PEER}
-                                : uint32_t{SMBD_RW_WRITE_TO_PEER}});
-    }
-    std::span<const device::RwOp> rest(ops);
-    while (!rest.empty()) {
-        auto batch = rest.first(std::min<size_t>(rest.size(), max_batch_));
-        uint32_t done = 0;
-        int err = dev_.rdma_rw(batch, &done);
-        done = std::min<uint32_t>(done, static_cast<uint32_t>(batch.size()));
-        summary_.rdma_ops += done;
-        // as with SEND_PDU: the failing entry, submitted again first,
-        // reports its errno
-        if (err || done == 0) {
-            transfer_failed(batch[done].user_data, err ? err : EIO);
-            done++;
+        if (err) {
+            log("%s", smbd_dev_errmsg(dev_.get()));
+            transfer_failed(id, err);
+            continue;
         }
+        const Transfer &st = *started.decision.transfer;
+        if (!st.write)
+            files_->fill(st, memory(started));
+        smbd_dev_rdma op{};
+        op.conn_id = started.conn_id;
+        op.user_data = id;
+        op.direction = st.write ? SMBD_RW_READ_FROM_PEER
+                                : SMBD_RW_WRITE_TO_PEER;
+        op.buf = started.buf;
+        op.length = st.bytes;
+        op.descs = st.descriptors.data();
+        op.descs_len = st.descriptors.size();
+        ops.push_back(op);
+    }
+    std::span<const smbd_dev_rdma> rest(ops);
+    while (!rest.empty()) {
+        size_t done = 0;
+        int err = smbd_dev_rdma_start(dev_.get(), rest.data(), rest.size(),
+                                      &done);
+        summary_.rdma_ops += done;
         rest = rest.subspan(done);
+        // the operation that stopped the batch fails alone; the rest go on
+        if (err && !rest.empty()) {
+            log("%s", smbd_dev_errmsg(dev_.get()));
+            transfer_failed(rest.front().user_data, err);
+            rest = rest.subspan(1);
+        }
     }
 }
 
@@ -552,24 +577,23 @@ void Responder::transfer_failed(uint64_t id, int err)
     auto it = in_flight_.find(id);
     Io io = std::move(it->second);
     in_flight_.erase(it);
-    buffers_->give(io.buffers);
+    smbd_dev_buf_free(io.buf);
     summary_.rdma_errors++;
-    log("conn %llu: RDMA_RW for %s failed: %s",
+    log("conn %llu: RDMA for %s failed to start: %s",
         static_cast<unsigned long long>(io.conn_id),
         io.decision.note.c_str(), strerror(err));
     // a connection that is gone gets no answer; anything else is refused
     if (err == ENOTCONN || err == ENOENT)
         return;
     const smb2_hdr &hdr = io.decision.transfer->hdr;
-    io.decision.note = "refused: RDMA_RW " + std::string(strerror(err));
+    io.decision.note = "refused: RDMA " + std::string(strerror(err));
     answer(io.conn_id, io.decision,
            smb2rw::build_error_response(hdr, smb2rw::credit_response(hdr),
                                         NT_STATUS_INVALID_PARAMETER));
 }
 
-void Responder::on_rdma_done(const Event &ev)
+void Responder::on_rdma_done(const smbd_dev_event &e)
 {
-    const smbd_event &e = ev.raw;
     auto it = in_flight_.find(e.user_data);
     if (it == in_flight_.end()) {
         log("conn %llu: RDMA_DONE for unknown operation %llu",
@@ -582,7 +606,7 @@ void Responder::on_rdma_done(const Event &ev)
     const Transfer &t = *io.decision.transfer;
     if (e.status != 0) {
         summary_.rdma_errors++;
-        buffers_->give(io.buffers);
+        smbd_dev_buf_free(io.buf);
         // EIO and ENOTCONN: the connection goes down, nobody to answer;
         // otherwise the memory could not be mapped and the client waits
         bool gone = e.status == -EIO || e.status == -ENOTCONN;
@@ -598,52 +622,50 @@ void Responder::on_rdma_done(const Event &ev)
         }
         return;
     }
-    uint32_t moved = static_cast<uint32_t>(
-        std::min<uint64_t>(e.u.rdma_done.bytes, t.bytes));
+    uint32_t moved = static_cast<uint32_t>(std::min<uint64_t>(e.count,
+                                                              t.bytes));
     if (t.write)
         summary_.rdma_bytes_read += moved;
     else
         summary_.rdma_bytes_written += moved;
     std::vector<uint8_t> response = files_->complete(t, moved, memory(io));
-    buffers_->give(io.buffers);
+    smbd_dev_buf_free(io.buf);
     answer(io.conn_id, io.decision, std::move(response));
 }
 
 void Responder::flush_sends()
 {
-    std::vector<device::SendEntry> entries;
-    for (const Send &s : pending_) {
-        device::SendEntry e;
-        e.conn_id = s.conn_id;
-        e.iov.push_back(s.pdu);
+    std::vector<iovec> iov(pending_.size());
+    std::vector<smbd_dev_pdu> pdus(pending_.size());
+    for (size_t i = 0; i < pending_.size(); i++) {
+        Send &s = pending_[i];
+        iov[i] = {s.pdu.data(), s.pdu.size()};
+        smbd_dev_pdu &p = pdus[i];
+        p.conn_id = s.conn_id;
+        p.iov = &iov[i];
+        p.iovcnt = 1;
         if (s.invalidate) {
-            e.flags = SMBD_SEND_INVALIDATE;
-            e.invalidate_token = *s.invalidate;
+            p.flags = SMBD_SEND_INVALIDATE;
+            p.invalidate_token = *s.invalidate;
         }
-        entries.push_back(std::move(e));
     }
-    std::span<const device::SendEntry> rest(entries);
+    std::span<const smbd_dev_pdu> rest(pdus);
     while (!rest.empty()) {
-        std::span<const device::SendEntry> batch =
-            rest.first(std::min<size_t>(rest.size(), max_batch_));
-        uint32_t done = 0;
-        int err = dev_.send_pdu(batch, &done);
-        done = std::min<uint32_t>(done, static_cast<uint32_t>(batch.size()));
-        for (uint32_t i = 0; i < done; i++) {
+        size_t done = 0;
+        int err = smbd_dev_send(dev_.get(), rest.data(), rest.size(), &done);
+        for (size_t i = 0; i < done; i++) {
             summary_.pdus_sent++;
-            summary_.bytes_sent += batch[i].iov[0].size();
-        }
-        // a partial batch is sent again from the failing entry, which then
-        // fails first and reports its errno; such an entry is skipped
-        if (err || done == 0) {
-            summary_.send_errors++;
-            log("conn %llu: SEND_PDU of %zu bytes failed: %s",
-                static_cast<unsigned long long>(batch[done].conn_id),
-                batch[done].iov[0].size(),
-                err ? strerror(err) : "nothing accepted");
-            done = 1;
+            summary_.bytes_sent += rest[i].iov[0].iov_len;
         }
         rest = rest.subspan(done);
+        // the PDU that stopped the batch is dropped; the rest go on
+        if (err && !rest.empty()) {
+            summary_.send_errors++;
+            log("conn %llu: %zu bytes not sent: %s",
+                static_cast<unsigned long long>(rest.front().conn_id),
+                rest.front().iov[0].iov_len, smbd_dev_errmsg(dev_.get()));
+            rest = rest.subspan(1);
+        }
     }
     pending_.clear();
 }

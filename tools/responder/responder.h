@@ -4,18 +4,21 @@
 // the SESSION_SETUP with a new SessionId it registers, serves SMB2 READ and
 // WRITE over RDMA against an in-memory file (file_server.h) and echoes every
 // other PDU back as a response. Runs in a thread of a test or as
-// smbdirect-responder.
+// smbdirect-responder. It uses the device only through libsmbd's C API, as
+// the Samba patches do, so that every scenario proves the library too.
 #ifndef SMBD_TOOLS_RESPONDER_H
 #define SMBD_TOOLS_RESPONDER_H
 
-#include "buffers.h"
 #include "device.h"
 #include "file_server.h"
+
+#include <libsmbd.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -98,24 +101,28 @@ private:
         uint64_t conn_id = 0;
         Decision decision;
         bool waited = false;
-        std::vector<uint32_t> buffers;
-        std::vector<smbd_slice> slices;
+        smbd_dev_buf *buf = nullptr;	// pool memory while it has some
+    };
+    struct Closer {
+        void operator()(smbd_dev *d) const { smbd_dev_close(d); }
+        void operator()(smbd_dev_events *e) const { smbd_dev_events_free(e); }
     };
 
     int serve();
     int drain_events();
-    void handle(const device::Event &ev);
-    void on_new_connection(const device::Event &ev);
-    void on_new_channel(const device::Event &ev);
-    void on_disconnected(const device::Event &ev);
-    void on_io_request(const device::Event &ev);
-    void on_rdma_done(const device::Event &ev);
+    int open_device();
+    void handle(const smbd_dev_event &ev);
+    void on_new_connection(const smbd_dev_event &ev);
+    void on_new_channel(const smbd_dev_event &ev);
+    void on_disconnected(const smbd_dev_event &ev);
+    void on_io_request(const smbd_dev_event &ev);
+    void on_rdma_done(const smbd_dev_event &ev);
     void setup_io();
     void answer(uint64_t conn_id, const Decision &d,
                 std::vector<uint8_t> response);
     void start_transfers();
     void transfer_failed(uint64_t id, int err);
-    std::vector<std::span<uint8_t>> memory(const Io &io) const;
+    static std::vector<std::span<uint8_t>> memory(const Io &io);
     void reset_io();
     void flush_sends();
     void serve_child(const uint8_t *token);
@@ -126,13 +133,11 @@ private:
         __attribute__((format(printf, 2, 3)));
 
     Options opts_;
-    device::Device dev_{device::Device::closed};
+    std::unique_ptr<smbd_dev, Closer> dev_;
+    std::unique_ptr<smbd_dev_events, Closer> events_;
     int stop_fd_ = -1;
     bool child_ = false;
-    uint32_t max_batch_ = 1;
-    uint32_t max_descriptors_ = 0;
-    bool rdma_rw_ = false;		// the driver offers RDMA_RW
-    uint32_t data_len_ = 1u << 20;
+    smbd_dev_info info_{};
     uint64_t next_session_ = 0;
     std::set<uint64_t> live_;		// connections owned by this file
     std::set<int> children_;
@@ -140,8 +145,6 @@ private:
     std::map<uint64_t, uint16_t> dialects_;	// per connection
     // READ/WRITE: set up at the first request, as the pool is then
     std::optional<FileServer> files_;
-    device::PoolMapping pool_;
-    std::optional<Buffers> buffers_;
     std::deque<Io> queued_;
     std::map<uint64_t, Io> in_flight_;	// by user_data
     uint64_t next_io_ = 0;

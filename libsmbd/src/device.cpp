@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-3.0-or-later
 // /dev/smbd through raw ioctls; see device.h.
 #include "device.h"
 
@@ -138,10 +139,9 @@ std::span<const uint8_t> Event::session_setup() const
                                    c.session_setup_len);
 }
 
-Device::Device(int open_flags)
+Device::Device(int open_flags, const char *path)
 {
-    std::string path = "/dev/" SMBD_DEVICE_NAME;
-    fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC | open_flags);
+    fd_ = ::open(path, O_RDWR | O_CLOEXEC | open_flags);
     open_errno_ = fd_ < 0 ? errno : 0;
 }
 

@@ -1,8 +1,9 @@
-// A thin C++ wrapper of /dev/smbd with raw ioctls, for the tools and the
-// guest tests. Every call returns 0 or the errno of the ioctl, so that tests
-// can assert the exact error the ABI documents.
-#ifndef SMBD_TOOLS_DEVICE_H
-#define SMBD_TOOLS_DEVICE_H
+// SPDX-License-Identifier: LGPL-3.0-or-later
+// A thin C++ wrapper of /dev/smbd with raw ioctls: the bottom of libsmbd,
+// and what the guest tests use to assert the exact error the ABI documents.
+// Every call returns 0 or the errno of the ioctl.
+#ifndef LIBSMBD_DEVICE_H
+#define LIBSMBD_DEVICE_H
 
 #include <linux/smbd.h>
 
@@ -88,8 +89,10 @@ public:
     struct Closed {};
     static constexpr Closed closed{};
 
-    // Opens /dev/smbd; ok() tells whether it worked, error() why not.
-    explicit Device(int open_flags = 0);
+    // Opens /dev/smbd (or @path); ok() tells whether it worked, error()
+    // why not.
+    explicit Device(int open_flags = 0,
+                    const char *path = "/dev/" SMBD_DEVICE_NAME);
     explicit Device(Closed) {}
     ~Device();
     Device(Device &&other) noexcept;
@@ -179,4 +182,4 @@ const char *reason_name(uint32_t reason);
 
 } // namespace smbd::device
 
-#endif // SMBD_TOOLS_DEVICE_H
+#endif // LIBSMBD_DEVICE_H

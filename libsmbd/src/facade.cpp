@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: LGPL-3.0-or-later
+// The C API of libsmbd.h over the C++ core (handle.h). Nothing throws
+// across it: allocation failure becomes ENOMEM.
+#include <libsmbd.h>
+
+#include "handle.h"
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <new>
+
+using smbd::lib::Handle;
+
+struct smbd_dev {
+    std::unique_ptr<Handle> h;
+    std::string msg;	// for failures before or outside the handle
+};
+
+struct smbd_dev_events {
+    smbd::lib::EventBatch batch;
+};
+
+namespace {
+
+// the fields version 0.1 of each struct has
+constexpr size_t open_args_v1 = offsetof(smbd_dev_open_args, path) +
+                                sizeof(const char *);
+constexpr size_t policy_v1 = offsetof(smbd_dev_policy, sec_blob_len) +
+                             sizeof(size_t);
+
+int result(std::error_code ec) { return ec.value(); }
+
+int invalid(smbd_dev *dev, const char *what)
+{
+    if (dev)
+        dev->msg = std::string("invalid argument: ") + what;
+    return EINVAL;
+}
+
+// Runs @fn, turning what it throws (std::bad_alloc) into ENOMEM.
+template <typename Fn> int guarded(smbd_dev *dev, Fn fn)
+{
+    try {
+        if (dev)
+            dev->msg.clear();
+        return fn();
+    } catch (...) {
+        if (dev)
+            dev->msg = "out of memory";
+        return ENOMEM;
+    }
+}
+
+void copy_message(const std::string &msg, char *buf, size_t len)
+{
+    if (!buf || !len)
+        return;
+    size_t n = std::min(msg.size(), len - 1);
+    std::memcpy(buf, msg.data(), n);
+    buf[n] = '\0';
+}
+
+const smbd::device::Params &defaults()
+{
+    static const smbd::device::Params p = smbd::device::default_params();
+    return p;
+}
+
+} // namespace
+
+extern "C" {
+
+const char *smbd_dev_version(void)
+{
+    return LIBSMBD_VERSION_STRING;
+}
+
+int
+smbd_dev_open(const struct smbd_dev_open_args *args, struct smbd_dev **devp,
+              char *errbuf, size_t errlen)
+{
+    if (devp)
+        *devp = nullptr;
+    if (!args || !devp || args->size < open_args_v1) {
+        copy_message("invalid argument: open arguments (use "
+                     "SMBD_DEV_OPEN_ARGS_INIT)", errbuf, errlen);
+        return EINVAL;
+    }
+    std::string msg;
+    int err = guarded(nullptr, [&] {
+        smbd::lib::OpenOptions o;
+        if (args->path)
+            o.path = args->path;
+        o.abi_version = args->abi_version;
+        o.required_features = args->required_features;
+        std::unique_ptr<Handle> h;
+        if (auto ec = Handle::open(o, h, msg))
+            return ec.value();
+        *devp = new smbd_dev{std::move(h), {}};
+        return 0;
+    });
+    if (err == ENOMEM && msg.empty())
+        msg = "open the SMB Direct device: out of memory";
+    if (err)
+        copy_message(msg, errbuf, errlen);
+    return err;
+}
+
+void smbd_dev_close(struct smbd_dev *dev)
+{
+    delete dev;
+}
+
+const char *
+smbd_dev_errmsg(const struct smbd_dev *dev)
+{
+    if (!dev)
+        return "no device handle";
+    return dev->msg.empty() ? dev->h->errmsg().c_str() : dev->msg.c_str();
+}
+
+int smbd_dev_fd(const struct smbd_dev *dev)
+{
+    return dev ? dev->h->fd() : -1;
+}
+
+void
+smbd_dev_get_info(const struct smbd_dev *dev, struct smbd_dev_info *info)
+{
+    if (!dev || !info)
+        return;
+    const smbd_info &i = dev->h->info();
+    *info = {};
+    info->abi_version = i.out_abi_version;
+    info->features = i.out_features;
+    info->max_events = i.out_max_events;
+    info->max_pdu_size = i.out_max_pdu_size;
+    info->pool_buffers = i.out_pool_buffers;
+    info->buffer_size = i.out_buffer_size;
+    info->max_iovs = i.out_max_iovs;
+    info->max_descriptors = i.out_max_descriptors;
+}
+
+const char *
+smbd_dev_event_name(uint32_t type)
+{
+    switch (type) {
+    case SMBD_EVENT_NEW_CONNECTION: return "new_connection";
+    case SMBD_EVENT_NEW_CHANNEL: return "new_channel";
+    case SMBD_EVENT_PDU_RECEIVED: return "pdu_received";
+    case SMBD_EVENT_SEND_DONE: return "send_done";
+    case SMBD_EVENT_RDMA_DONE: return "rdma_done";
+    case SMBD_EVENT_DISCONNECTED: return "disconnected";
+    case SMBD_EVENT_OVERFLOW: return "overflow";
+    }
+    return "unknown";
+}
+
+const char *
+smbd_dev_reason_name(uint32_t reason)
+{
+    return smbd::device::reason_name(reason);
+}
+
+void
+smbd_dev_policy_init(struct smbd_dev_policy *policy)
+{
+    if (!policy)
+        return;
+    const smbd::device::Params &d = defaults();
+    *policy = {};
+    policy->size = sizeof(*policy);
+    policy->receive_credit_max = d.receive_credit_max;
+    policy->send_credit_target = d.send_credit_target;
+    policy->max_send_size = d.max_send_size;
+    policy->max_receive_size = d.max_receive_size;
+    policy->max_fragmented_size = d.max_fragmented_size;
+    policy->max_read_write_size = d.max_read_write_size;
+    policy->keepalive_interval_ms = d.keepalive_interval_ms;
+    policy->keepalive_timeout_ms = d.keepalive_timeout_ms;
+    policy->negotiate_timeout_ms = d.negotiate_timeout_ms;
+    policy->accept_timeout_ms = d.accept_timeout_ms;
+    std::copy(d.server_guid.begin(), d.server_guid.end(),
+              policy->server_guid);
+    policy->capabilities = d.capabilities;
+    policy->security_mode = d.security_mode;
+    policy->min_dialect = d.min_dialect;
+    policy->max_dialect = d.max_dialect;
+    policy->max_transact_size = d.max_transact_size;
+    policy->max_read_size = d.max_read_size;
+    policy->max_write_size = d.max_write_size;
+    policy->policy_flags = d.policy_flags;
+    policy->ciphers = d.ciphers.data();
+    policy->cipher_count = d.ciphers.size();
+    policy->signing_algorithms = d.signing_algorithms.data();
+    policy->signing_algorithm_count = d.signing_algorithms.size();
+    // the empty blob: the SPNEGO one is smbd's to give
+    policy->sec_blob = nullptr;
+    policy->sec_blob_len = 0;
+}
+
+int
+smbd_dev_set_policy(struct smbd_dev *dev, const struct smbd_dev_policy *p)
+{
+    if (!dev)
+        return EINVAL;
+    if (!p || p->size < policy_v1)
+        return invalid(dev, "policy (fill it with smbd_dev_policy_init)");
+    if ((p->cipher_count && !p->ciphers) ||
+        (p->signing_algorithm_count && !p->signing_algorithms) ||
+        (p->sec_blob_len && !p->sec_blob))
+        return invalid(dev, "policy array without its pointer");
+    return guarded(dev, [&] {
+        smbd::device::Params q{};
+        q.receive_credit_max = p->receive_credit_max;
+        q.send_credit_target = p->send_credit_target;
+        q.max_send_size = p->max_send_size;
+        q.max_receive_size = p->max_receive_size;
+        q.max_fragmented_size = p->max_fragmented_size;
+        q.max_read_write_size = p->max_read_write_size;
+        q.keepalive_interval_ms = p->keepalive_interval_ms;
+        q.keepalive_timeout_ms = p->keepalive_timeout_ms;
+        q.negotiate_timeout_ms = p->negotiate_timeout_ms;
+        q.accept_timeout_ms = p->accept_timeout_ms;
+        std::copy(std::begin(p->server_guid), std::end(p->server_guid),
+                  q.server_guid.begin());
+        q.capabilities = p->capabilities;
+        q.security_mode = p->security_mode;
+        q.min_dialect = p->min_dialect;
+        q.max_dialect = p->max_dialect;
+        q.max_transact_size = p->max_transact_size;
+        q.max_read_size = p->max_read_size;
+        q.max_write_size = p->max_write_size;
+        q.policy_flags = p->policy_flags;
+        q.ciphers.assign(p->ciphers, p->ciphers + p->cipher_count);
+        q.signing_algorithms.assign(p->signing_algorithms,
+                                    p->signing_algorithms +
+                                        p->signing_algorithm_count);
+        q.sec_blob.assign(p->sec_blob, p->sec_blob + p->sec_blob_len);
+        return result(dev->h->set_policy(q));
+    });
+}
+
+int smbd_dev_listen(struct smbd_dev *dev)
+{
+    if (!dev)
+        return EINVAL;
+    return guarded(dev, [&] { return result(dev->h->listen()); });
+}
+
+int
+smbd_dev_accept(struct smbd_dev *dev, const uint8_t *token,
+                uint64_t *conn_id)
+{
+    if (!dev)
+        return EINVAL;
+    if (!token || !conn_id)
+        return invalid(dev, "token or conn_id");
+    return guarded(dev, [&] {
+        return result(dev->h->accept(token, *conn_id));
+    });
+}
+
+int
+smbd_dev_register_session(struct smbd_dev *dev, uint64_t session_id)
+{
+    if (!dev)
+        return EINVAL;
+    return guarded(dev, [&] {
+        return result(dev->h->register_session(session_id));
+    });
+}
+
+int
+smbd_dev_unregister_session(struct smbd_dev *dev, uint64_t session_id)
+{
+    if (!dev)
+        return EINVAL;
+    return guarded(dev, [&] {
+        return result(dev->h->unregister_session(session_id));
+    });
+}
+
+int
+smbd_dev_disconnect(struct smbd_dev *dev, uint64_t conn_id)
+{
+    if (!dev)
+        return EINVAL;
+    return guarded(dev, [&] { return result(dev->h->disconnect(conn_id)); });
+}
+
+int
+smbd_dev_events_new(struct smbd_dev *dev, struct smbd_dev_events **evsp)
+{
+    if (!dev || !evsp)
+        return EINVAL;
+    *evsp = nullptr;
+    return guarded(dev, [&] {
+        *evsp = new smbd_dev_events;
+        return 0;
+    });
+}
+
+void
+smbd_dev_events_free(struct smbd_dev_events *evs)
+{
+    delete evs;
+}
+
+int
+smbd_dev_fetch(struct smbd_dev *dev, struct smbd_dev_events *evs,
+               size_t *count)
+{
+    if (count)
+        *count = 0;
+    if (!dev)
+        return EINVAL;
+    if (!evs || !count)
+        return invalid(dev, "event storage or count");
+    return guarded(dev, [&] {
+        std::error_code ec = dev->h->fetch(evs->batch);
+        *count = evs->batch.events.size();
+        return result(ec);
+    });
+}
+
+const struct smbd_dev_event *
+smbd_dev_events_at(const struct smbd_dev_events *evs, size_t index)
+{
+    if (!evs || index >= evs->batch.events.size())
+        return nullptr;
+    return &evs->batch.events[index];
+}
+
+int
+smbd_dev_send(struct smbd_dev *dev, const struct smbd_dev_pdu *pdus,
+              size_t count, size_t *sent)
+{
+    size_t done = 0;
+    if (sent)
+        *sent = 0;
+    if (!dev)
+        return EINVAL;
+    if (!pdus && count)
+        return invalid(dev, "PDU array");
+    int err = guarded(dev, [&] {
+        return result(dev->h->send({pdus, count}, done));
+    });
+    if (sent)
+        *sent = done;
+    return err;
+}
+
+int
+smbd_dev_buf_alloc(struct smbd_dev *dev, size_t len, struct smbd_dev_buf **bufp)
+{
+    if (!dev)
+        return EINVAL;
+    if (!bufp)
+        return invalid(dev, "buffer pointer");
+    *bufp = nullptr;
+    return guarded(dev, [&] {
+        smbd::lib::Lease *l = nullptr;
+        std::error_code ec = dev->h->alloc(len, l);
+        *bufp = l;
+        return result(ec);
+    });
+}
+
+uint8_t *
+smbd_dev_buf_data(const struct smbd_dev_buf *buf)
+{
+    return buf ? buf->data : nullptr;
+}
+
+size_t
+smbd_dev_buf_len(const struct smbd_dev_buf *buf)
+{
+    return buf ? buf->len : 0;
+}
+
+void
+smbd_dev_buf_free(struct smbd_dev_buf *buf)
+{
+    if (buf)
+        buf->owner->release(buf);
+}
+
+int
+smbd_dev_descs_check(const struct smbd_dev *dev, const uint8_t *descs,
+                     size_t descs_len, uint64_t *total)
+{
+    if (!dev || !total || (!descs && descs_len))
+        return EINVAL;
+    // the message lives in the handle, which checking does not change
+    // otherwise
+    auto *h = const_cast<Handle *>(dev->h.get());
+    return result(h->descs_check({descs, descs_len}, *total));
+}
+
+int
+smbd_dev_rdma_start(struct smbd_dev *dev, const struct smbd_dev_rdma *ops,
+                    size_t count, size_t *started)
+{
+    size_t done = 0;
+    if (started)
+        *started = 0;
+    if (!dev)
+        return EINVAL;
+    if (!ops && count)
+        return invalid(dev, "operation array");
+    int err = guarded(dev, [&] {
+        return result(dev->h->rdma_start({ops, count}, done));
+    });
+    if (started)
+        *started = done;
+    return err;
+}
+
+} // extern "C"

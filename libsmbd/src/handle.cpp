@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: LGPL-3.0-or-later
+// One open /dev/smbd with its pool and unfinished transfers; see handle.h.
+#include "handle.h"
+
+#include "buffer_desc.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <climits>
+#include <cstdio>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace smbd::lib {
+
+namespace {
+
+// the first fetch's data area; it grows to what the largest PDU needs
+constexpr size_t initial_data = 64 << 10;
+
+std::string hex(uint64_t v)
+{
+    char buf[24];
+    std::snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+    return buf;
+}
+
+} // namespace
+
+std::error_code Handle::open(const OpenOptions &opts,
+                             std::unique_ptr<Handle> &out, std::string &msg)
+{
+    std::unique_ptr<Handle> h(new Handle());
+    h->dev_ = device::Device(O_NONBLOCK, opts.path.c_str());
+    std::error_code ec;
+    if (!h->dev_.ok())
+        ec = h->fail(Step::open, h->dev_.error(), opts.path);
+    else if (int err = h->dev_.info(h->info_))
+        ec = h->fail(Step::info, err);
+    else if (h->info_.out_abi_version != opts.abi_version)
+        ec = h->fail(Step::open, EPROTONOSUPPORT,
+                     opts.path + " (kernel ABI " +
+                         std::to_string(h->info_.out_abi_version) +
+                         ", program ABI " +
+                         std::to_string(opts.abi_version) + ")");
+    else if (uint64_t missing =
+                 opts.required_features & ~h->info_.out_features)
+        ec = h->fail(Step::open, EOPNOTSUPP,
+                     opts.path + " (missing features " + hex(missing) + ")");
+    if (ec) {
+        msg = h->msg_;
+        return ec;
+    }
+    h->opener_ = ::getpid();
+    out = std::move(h);
+    return {};
+}
+
+Handle::~Handle()
+{
+    // a forked child has no copy of the mapping (VM_DONTCOPY): the range
+    // may hold something else there
+    if (::getpid() != opener_)
+        map_.forget();
+}
+
+std::error_code Handle::fail(Step step, int err)
+{
+    return fail(step, err, {});
+}
+
+std::error_code Handle::fail(Step step, int err, const std::string &detail)
+{
+    std::error_code ec = sys_error(err);
+    msg_ = explain(step, ec, detail);
+    return ec;
+}
+
+std::error_code Handle::ioctl(Step step, unsigned long cmd, void *arg)
+{
+    int err = dev_.raw(cmd, arg);
+    return err ? fail(step, err) : std::error_code{};
+}
+
+std::error_code Handle::set_policy(const device::Params &params)
+{
+    int err = dev_.set_params(params);
+    return err ? fail(Step::set_policy, err) : std::error_code{};
+}
+
+std::error_code Handle::listen()
+{
+    int err = dev_.listen();
+    return err ? fail(Step::listen, err) : std::error_code{};
+}
+
+std::error_code Handle::accept(const uint8_t *token, uint64_t &conn_id)
+{
+    if (!token)
+        return fail(Step::accept, EINVAL, "without a token");
+    int err = dev_.accept(std::span<const uint8_t, SMBD_TOKEN_SIZE>(
+                              token, SMBD_TOKEN_SIZE),
+                          conn_id);
+    return err ? fail(Step::accept, err) : std::error_code{};
+}
+
+std::error_code Handle::register_session(uint64_t session_id)
+{
+    int err = dev_.register_session(session_id);
+    return err ? fail(Step::register_session, err, hex(session_id))
+               : std::error_code{};
+}
+
+std::error_code Handle::unregister_session(uint64_t session_id)
+{
+    int err = dev_.unregister_session(session_id);
+    return err ? fail(Step::unregister_session, err, hex(session_id))
+               : std::error_code{};
+}
+
+std::error_code Handle::disconnect(uint64_t conn_id)
+{
+    int err = dev_.disconnect(conn_id);
+    return err ? fail(Step::disconnect, err,
+                      "connection " + std::to_string(conn_id))
+               : std::error_code{};
+}
+
+std::error_code Handle::fetch(EventBatch &batch)
+{
+    uint32_t max = std::max<uint32_t>(1, info_.out_max_batch);
+    batch.raw.resize(max);
+    if (batch.data.size() < initial_data)
+        batch.data.resize(initial_data);
+    batch.events.clear();
+    smbd_get_events g;
+    for (;;) {
+        g = {};
+        g.size = sizeof(g);
+        g.max_events = max;
+        g.event_size = sizeof(smbd_event);
+        g.events_ptr = reinterpret_cast<uintptr_t>(batch.raw.data());
+        g.data_ptr = reinterpret_cast<uintptr_t>(batch.data.data());
+        g.data_len = static_cast<uint32_t>(
+            std::min<size_t>(batch.data.size(), UINT32_MAX));
+        int err = dev_.raw(SMBD_IOC_GET_EVENTS, &g);
+        if (err == EAGAIN)
+            return {};
+        // the first event's data needs more room: grow and fetch again
+        if (err == EMSGSIZE && g.out_data_used > batch.data.size()) {
+            batch.data.resize(g.out_data_used);
+            continue;
+        }
+        if (err)
+            return fail(Step::fetch, err);
+        break;
+    }
+    if (g.out_count > max || g.out_data_used > batch.data.size())
+        return fail(Step::fetch, EPROTO, "(counts past the storage)");
+    std::span<const uint8_t> data(batch.data.data(), g.out_data_used);
+    std::error_code ec;
+    for (uint32_t i = 0; i < g.out_count; i++) {
+        smbd_dev_event ev;
+        if (!decode_event(batch.raw[i], data, ev)) {
+            // a kernel bug; the good events still count
+            ec = fail(Step::fetch, EPROTO,
+                      "(event " + std::to_string(batch.raw[i].type) +
+                          " points outside its data)");
+            continue;
+        }
+        if (ev.type == SMBD_EVENT_RDMA_DONE) {
+            auto it = in_flight_.find(ev.user_data);
+            if (it != in_flight_.end()) {
+                ev.user_data = it->second.user_data;
+                unpin(it->second.lease);
+                in_flight_.erase(it);
+            }
+        }
+        batch.events.push_back(ev);
+    }
+    return ec;
+}
+
+std::error_code Handle::send(std::span<const smbd_dev_pdu> pdus, size_t &sent)
+{
+    sent = 0;
+    const size_t max = std::max<uint32_t>(1, info_.out_max_batch);
+    std::vector<smbd_send_entry> entries;
+    std::vector<smbd_iovec> iovs;
+    while (sent < pdus.size()) {
+        auto chunk = pdus.subspan(sent, std::min(max, pdus.size() - sent));
+        size_t total_iovs = 0;
+        for (const smbd_dev_pdu &p : chunk) {
+            if ((!p.iov && p.iovcnt) || p.iovcnt > UINT32_MAX)
+                return fail(Step::send, EINVAL, "(iovec array)");
+            total_iovs += p.iovcnt;
+        }
+        // reserved up front: the entries point into it
+        iovs.clear();
+        iovs.reserve(total_iovs);
+        entries.assign(chunk.size(), smbd_send_entry{});
+        for (size_t i = 0; i < chunk.size(); i++) {
+            const smbd_dev_pdu &p = chunk[i];
+            smbd_send_entry &e = entries[i];
+            e.conn_id = p.conn_id;
+            e.user_data = p.user_data;
+            e.iov_ptr = reinterpret_cast<uintptr_t>(iovs.data() +
+                                                    iovs.size());
+            e.iov_count = static_cast<uint32_t>(p.iovcnt);
+            e.flags = p.flags;
+            e.invalidate_token = p.invalidate_token;
+            for (size_t j = 0; j < p.iovcnt; j++)
+                iovs.push_back({reinterpret_cast<uintptr_t>(
+                                    p.iov[j].iov_base),
+                                p.iov[j].iov_len});
+        }
+        smbd_send_pdu s{};
+        s.size = sizeof(s);
+        s.count = static_cast<uint32_t>(entries.size());
+        s.entry_size = sizeof(smbd_send_entry);
+        s.entries_ptr = reinterpret_cast<uintptr_t>(entries.data());
+        if (auto ec = ioctl(Step::send, SMBD_IOC_SEND_PDU, &s))
+            return ec;
+        if (!s.out_done || s.out_done > entries.size())
+            return fail(Step::send, EPROTO);
+        // a short batch: the next call starts at the entry that stopped
+        // it and reports why
+        sent += s.out_done;
+    }
+    return {};
+}
+
+std::error_code Handle::map_pool()
+{
+    if (int err = map_.map(dev_))
+        return fail(Step::map_pool, err);
+    pool_ = Pool(map_.buffer_count(), map_.buffer_size());
+    return {};
+}
+
+std::error_code Handle::alloc(size_t len, Lease *&out)
+{
+    out = nullptr;
+    if (!len)
+        return fail(Step::alloc, EINVAL, "of 0 bytes");
+    if (!map_.ok())
+        if (auto ec = map_pool())
+            return ec;
+    uint32_t n = pool_.needed(len);
+    if (n > pool_.count())
+        return fail(Step::alloc, EMSGSIZE,
+                    "of " + std::to_string(len) + " bytes");
+    auto first = pool_.take(n);
+    if (!first)
+        return fail(Step::alloc, ENOBUFS,
+                    "of " + std::to_string(len) + " bytes");
+    auto lease = std::make_unique<Lease>();
+    lease->owner = this;
+    lease->first = *first;
+    lease->buffers = n;
+    lease->len = len;
+    lease->data = map_.buffer(*first);
+    out = lease.get();
+    leases_.emplace(out, std::move(lease));
+    return {};
+}
+
+void Handle::release(Lease *lease)
+{
+    if (!lease || lease->freed)
+        return;
+    lease->freed = true;
+    if (!lease->pins)
+        unpin(lease);
+}
+
+// Drops one pin, or the lease itself once it is freed and unpinned.
+void Handle::unpin(Lease *lease)
+{
+    if (!lease)
+        return;
+    if (lease->pins)
+        lease->pins--;
+    if (lease->freed && !lease->pins) {
+        pool_.give(lease->first, lease->buffers);
+        leases_.erase(lease);
+    }
+}
+
+std::error_code Handle::descs_check(std::span<const uint8_t> descs,
+                                    uint64_t &total)
+{
+    uint32_t count = 0;
+    enum smbd_proto_error err = smbd_buffer_desc_validate(
+        descs.data(), descs.size(), info_.out_max_descriptors, UINT64_MAX,
+        &count, &total);
+    if (err != SMBD_E_OK)
+        return fail(Step::descs, EINVAL,
+                    std::string("(") + smbd_proto_error_text(err) + ")");
+    return {};
+}
+
+std::error_code Handle::check_rdma(const smbd_dev_rdma &op)
+{
+    const Lease *l = op.buf;
+    if (!l || l->owner != this || l->freed)
+        return fail(Step::rdma, EINVAL, "(no live buffer of this handle)");
+    if (!op.length || op.offset > l->len || op.length > l->len - op.offset)
+        return fail(Step::rdma, EINVAL,
+                    "(bytes " + std::to_string(op.offset) + "+" +
+                        std::to_string(op.length) + " outside a buffer of " +
+                        std::to_string(l->len) + ")");
+    if (!op.descs || !op.descs_len ||
+        op.descs_len % SMBD_BUFFER_DESC_SIZE)
+        return fail(Step::rdma, EINVAL, "(buffer descriptor list)");
+    return {};
+}
+
+std::error_code Handle::rdma_start(std::span<const smbd_dev_rdma> ops,
+                                   size_t &started)
+{
+    started = 0;
+    const size_t max = std::max<uint32_t>(1, info_.out_max_batch);
+    std::vector<smbd_rw_op> raw;
+    std::vector<smbd_slice> slices;
+    std::vector<uint64_t> ids;
+    while (started < ops.size()) {
+        auto chunk = ops.subspan(started, std::min(max, ops.size() - started));
+        // operations before an invalid one go first; the next round
+        // reports it
+        size_t n = 0, total_slices = 0;
+        std::error_code bad;
+        for (; n < chunk.size(); n++) {
+            if ((bad = check_rdma(chunk[n])))
+                break;
+            total_slices += pool_.needed(chunk[n].offset % pool_.buffer_size() +
+                                         chunk[n].length);
+        }
+        if (!n)
+            return bad;
+        slices.clear();
+        slices.reserve(total_slices);
+        raw.assign(n, smbd_rw_op{});
+        ids.clear();
+        for (size_t i = 0; i < n; i++) {
+            const smbd_dev_rdma &op = chunk[i];
+            auto s = pool_.slices(op.buf->first, op.offset, op.length);
+            smbd_rw_op &r = raw[i];
+            r.conn_id = op.conn_id;
+            r.user_data = next_op_++;
+            r.slices_ptr = reinterpret_cast<uintptr_t>(slices.data() +
+                                                       slices.size());
+            r.slice_count = static_cast<uint32_t>(s.size());
+            r.descs_ptr = reinterpret_cast<uintptr_t>(op.descs);
+            r.desc_count = static_cast<uint32_t>(op.descs_len /
+                                                 SMBD_BUFFER_DESC_SIZE);
+            r.direction = op.direction;
+            slices.insert(slices.end(), s.begin(), s.end());
+            ids.push_back(r.user_data);
+        }
+        smbd_rdma_rw rw{};
+        rw.size = sizeof(rw);
+        rw.count = static_cast<uint32_t>(n);
+        rw.op_size = sizeof(smbd_rw_op);
+        rw.ops_ptr = reinterpret_cast<uintptr_t>(raw.data());
+        if (auto ec = ioctl(Step::rdma, SMBD_IOC_RDMA_RW, &rw))
+            return ec;
+        if (!rw.out_done || rw.out_done > n)
+            return fail(Step::rdma, EPROTO);
+        // only what started holds its memory until RDMA_DONE
+        for (size_t i = 0; i < rw.out_done; i++) {
+            chunk[i].buf->pins++;
+            in_flight_.emplace(ids[i], InFlight{chunk[i].user_data,
+                                                chunk[i].buf});
+        }
+        started += rw.out_done;
+    }
+    return {};
+}
+
+} // namespace smbd::lib

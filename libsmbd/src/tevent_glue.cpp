@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: LGPL-3.0-or-later
+// libsmbd on a tevent loop; see libsmbd-tevent.h. After Samba's
+// vfs_io_uring: completions are delivered through
+// tevent_req_defer_callback, and a request freed early only orphans its
+// kernel-side record, which the completion then finds empty.
+#include <libsmbd-tevent.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <deque>
+#include <new>
+#include <unordered_map>
+
+namespace {
+
+struct Glue;
+
+// A talloc-allocated tevent_req state: plain data only.
+struct RdmaState {
+    Glue *glue;			// NULL once the glue is gone
+    struct tevent_req *req;
+    struct smbd_dev_rdma op;	// descs copied into the state
+    uint64_t id;		// the kernel's user_data while running, or 0
+    uint64_t bytes;
+};
+
+struct Conn {
+    smbd_tevent_fn fn;
+    void *private_data;
+};
+
+struct Glue {
+    struct tevent_context *ev = nullptr;
+    struct smbd_dev *dev = nullptr;
+    struct smbd_dev_events *events = nullptr;
+    struct tevent_fd *fde = nullptr;
+    smbd_tevent_fn default_fn = nullptr;
+    void *private_data = nullptr;
+    std::unordered_map<uint64_t, Conn> conns;
+    // running transfers by id; a freed request leaves nullptr behind
+    std::unordered_map<uint64_t, RdmaState *> running;
+    std::deque<RdmaState *> waiting;
+    uint64_t next_id = 1;
+
+    ~Glue() { smbd_dev_events_free(events); }
+    // 0, EAGAIN (try again later) or why the kernel refused it
+    int start(RdmaState *s);
+    void start_waiting();
+    void complete(const struct smbd_dev_event *e);
+    void dispatch(const struct smbd_dev_event *e);
+    void readable();
+};
+
+} // namespace
+
+struct smbd_tevent {
+    Glue *g;
+};
+
+namespace {
+
+int Glue::start(RdmaState *s)
+{
+    s->op.user_data = next_id++;
+    size_t started = 0;
+    int err = smbd_dev_rdma_start(dev, &s->op, 1, &started);
+    if (err)
+        return err;
+    s->id = s->op.user_data;
+    running.emplace(s->id, s);
+    return 0;
+}
+
+// Starts what waited, in order, until the kernel is full again.
+void Glue::start_waiting()
+{
+    while (!waiting.empty()) {
+        RdmaState *s = waiting.front();
+        int err = start(s);
+        if (err == EAGAIN)
+            return;
+        waiting.pop_front();
+        if (err)
+            tevent_req_error(s->req, err);
+    }
+}
+
+void Glue::complete(const struct smbd_dev_event *e)
+{
+    auto it = running.find(e->user_data);
+    if (it == running.end())
+        return;
+    RdmaState *s = it->second;
+    running.erase(it);
+    if (!s)
+        return;	// its request was freed; the library returned the memory
+    s->id = 0;
+    if (e->status) {
+        tevent_req_error(s->req, -e->status);
+        return;
+    }
+    s->bytes = e->count;
+    tevent_req_done(s->req);
+}
+
+void Glue::dispatch(const struct smbd_dev_event *e)
+{
+    if (e->type == SMBD_EVENT_RDMA_DONE) {
+        complete(e);
+        return;
+    }
+    auto it = e->type == SMBD_EVENT_NEW_CONNECTION ? conns.end()
+                                                   : conns.find(e->conn_id);
+    if (it == conns.end()) {
+        default_fn(e, private_data);
+        return;
+    }
+    Conn c = it->second;
+    c.fn(e, c.private_data);
+    // its last event: the callback may have detached it already
+    if (e->type == SMBD_EVENT_DISCONNECTED)
+        conns.erase(e->conn_id);
+}
+
+void Glue::readable()
+{
+    size_t count = 0;
+    int err = smbd_dev_fetch(dev, events, &count);
+    for (size_t i = 0; i < count; i++)
+        dispatch(smbd_dev_events_at(events, i));
+    if (err) {
+        TALLOC_FREE(fde);
+        struct smbd_dev_event failed = {};
+        failed.status = -err;
+        default_fn(&failed, private_data);
+    }
+    start_waiting();
+}
+
+void fd_handler(struct tevent_context *, struct tevent_fd *, uint16_t,
+                void *private_data)
+{
+    static_cast<Glue *>(private_data)->readable();
+}
+
+int glue_destructor(struct smbd_tevent *t)
+{
+    // requests still alive outlive the glue: they only forget it
+    for (auto &[id, s] : t->g->running)
+        if (s)
+            s->glue = nullptr;
+    for (RdmaState *s : t->g->waiting)
+        s->glue = nullptr;
+    delete t->g;
+    return 0;
+}
+
+int rdma_state_destructor(RdmaState *s)
+{
+    Glue *g = s->glue;
+    if (!g)
+        return 0;
+    if (s->id) {
+        g->running[s->id] = nullptr;
+    } else {
+        auto it = std::find(g->waiting.begin(), g->waiting.end(), s);
+        if (it != g->waiting.end())
+            g->waiting.erase(it);
+    }
+    return 0;
+}
+
+} // namespace
+
+extern "C" {
+
+struct smbd_tevent *smbd_tevent_setup(TALLOC_CTX *mem_ctx,
+                                      struct tevent_context *ev,
+                                      struct smbd_dev *dev,
+                                      smbd_tevent_fn default_fn,
+                                      void *private_data)
+{
+    if (!ev || !dev || !default_fn)
+        return nullptr;
+    struct smbd_tevent *t = talloc_zero(mem_ctx, struct smbd_tevent);
+    if (!t)
+        return nullptr;
+    t->g = new (std::nothrow) Glue;
+    if (!t->g) {
+        talloc_free(t);
+        return nullptr;
+    }
+    talloc_set_destructor(t, glue_destructor);
+    Glue *g = t->g;
+    g->ev = ev;
+    g->dev = dev;
+    g->default_fn = default_fn;
+    g->private_data = private_data;
+    if (smbd_dev_events_new(dev, &g->events)) {
+        talloc_free(t);
+        return nullptr;
+    }
+    g->fde = tevent_add_fd(ev, t, smbd_dev_fd(dev), TEVENT_FD_READ,
+                           fd_handler, g);
+    if (!g->fde) {
+        talloc_free(t);
+        return nullptr;
+    }
+    return t;
+}
+
+int smbd_tevent_conn_attach(struct smbd_tevent *glue, uint64_t conn_id,
+                            smbd_tevent_fn fn, void *private_data)
+{
+    if (!glue || !fn)
+        return EINVAL;
+    try {
+        return glue->g->conns.emplace(conn_id, Conn{fn, private_data}).second
+                   ? 0
+                   : EEXIST;
+    } catch (...) {
+        return ENOMEM;
+    }
+}
+
+void smbd_tevent_conn_detach(struct smbd_tevent *glue, uint64_t conn_id)
+{
+    if (glue)
+        glue->g->conns.erase(conn_id);
+}
+
+struct tevent_req *smbd_tevent_rdma_send(TALLOC_CTX *mem_ctx,
+                                         struct tevent_context *ev,
+                                         struct smbd_tevent *glue,
+                                         const struct smbd_dev_rdma *op)
+{
+    RdmaState *s = nullptr;
+    struct tevent_req *req = tevent_req_create(mem_ctx, &s, RdmaState);
+    if (!req)
+        return nullptr;
+    s->req = req;
+    // completions come from the fd handler's loop: deliver them on their
+    // own, as vfs_io_uring does
+    tevent_req_defer_callback(req, ev);
+    if (!glue || !op || (!op->descs && op->descs_len)) {
+        tevent_req_error(req, EINVAL);
+        return tevent_req_post(req, ev);
+    }
+    s->op = *op;
+    // a waiting transfer must not depend on the caller's copy
+    s->op.descs = static_cast<const uint8_t *>(
+        talloc_memdup(s, op->descs, op->descs_len));
+    if (op->descs_len && !s->op.descs) {
+        tevent_req_error(req, ENOMEM);
+        return tevent_req_post(req, ev);
+    }
+    s->glue = glue->g;
+    talloc_set_destructor(s, rdma_state_destructor);
+    try {
+        int err = glue->g->waiting.empty() ? glue->g->start(s) : EAGAIN;
+        if (err == EAGAIN) {
+            glue->g->waiting.push_back(s);
+            return req;
+        }
+        if (err) {
+            tevent_req_error(req, err);
+            return tevent_req_post(req, ev);
+        }
+    } catch (...) {
+        // the map could not grow: the transfer may be running, so its
+        // completion must still find nothing to touch
+        s->glue = nullptr;
+        tevent_req_error(req, ENOMEM);
+        return tevent_req_post(req, ev);
+    }
+    return req;
+}
+
+int smbd_tevent_rdma_recv(struct tevent_req *req, uint64_t *bytes)
+{
+    RdmaState *s = static_cast<RdmaState *>(tevent_req_data(req, RdmaState));
+    enum tevent_req_state state;
+    uint64_t err = 0;
+    if (bytes)
+        *bytes = 0;
+    if (tevent_req_is_error(req, &state, &err)) {
+        tevent_req_received(req);
+        return state == TEVENT_REQ_USER_ERROR ? static_cast<int>(err)
+                                              : ENOMEM;
+    }
+    if (bytes)
+        *bytes = s->bytes;
+    tevent_req_received(req);
+    return 0;
+}
+
+} // extern "C"
