@@ -12,7 +12,8 @@
  *
  * The glue is a talloc child of the memory context it was set up on and
  * does not own the device handle: free the glue before closing the
- * handle, and not from inside one of its callbacks.
+ * handle, and not from inside one of its callbacks. Free its RDMA
+ * requests before it: a request that outlives the glue never completes.
  */
 #ifndef LIBSMBD_TEVENT_H
 #define LIBSMBD_TEVENT_H
@@ -57,8 +58,10 @@ void smbd_tevent_conn_detach(struct smbd_tevent *glue, uint64_t conn_id);
 /*
  * Starts one RDMA transfer (op->user_data is not used). When the kernel
  * has too many unfinished, the transfer waits in the glue and starts,
- * in order, as earlier ones finish. The request completes with the
- * transfer's RDMA_DONE, through tevent_req_defer_callback on @ev.
+ * in order, as earlier ones finish. The request completes when the glue
+ * dispatches the transfer's RDMA_DONE, in the order of the device's events:
+ * before its connection's DISCONNECTED. op->buf must stay allocated until
+ * the request completes or is freed.
  *
  * Freeing the request before it completes is allowed (smbd frees the
  * requests of a connection that goes away): a transfer that has not

@@ -37,6 +37,11 @@
 extern "C" {
 #endif
 
+/*
+ * Structs with a size field may grow at their end. The others (events,
+ * PDUs, transfers, passed in arrays) stay as they are for a symbol version
+ * of the library (LIBSMBD_0); a change comes as new symbol versions.
+ */
 #define LIBSMBD_VERSION_MAJOR 0
 #define LIBSMBD_VERSION_MINOR 1
 #define LIBSMBD_VERSION_PATCH 0
@@ -74,10 +79,10 @@ struct smbd_dev_open_args {
 int smbd_dev_open(const struct smbd_dev_open_args *args,
 		  struct smbd_dev **devp, char *errbuf, size_t errlen);
 /*
- * Closes the handle: the kernel then ends its connections, unregisters its
- * sessions and frees its pool. Every buffer and event storage of the handle
- * is invalid afterwards. Safe on NULL and in a forked child (which only
- * closes its copy of the descriptor).
+ * Closes the handle. Once no forked copy of its descriptor is open either,
+ * the kernel ends its connections, unregisters its sessions and frees its
+ * pool. Every buffer of the handle is invalid afterwards. Safe on NULL and
+ * in a forked child (which only closes its copy of the descriptor).
  */
 void smbd_dev_close(struct smbd_dev *dev);
 /* What the last failed call on @dev did wrong, in words. */
@@ -87,6 +92,7 @@ int smbd_dev_fd(const struct smbd_dev *dev);
 
 /*
  * struct smbd_dev_info - what the kernel offers
+ * @size: bytes filled
  * @abi_version: SMBD_ABI_VERSION of the kernel
  * @features: SMBD_FEATURE_*
  * @max_events: capacity of the handle's event queue
@@ -97,6 +103,7 @@ int smbd_dev_fd(const struct smbd_dev *dev);
  * @max_descriptors: most Buffer Descriptor V1 entries in one transfer
  */
 struct smbd_dev_info {
+	uint32_t size;
 	uint32_t abi_version;
 	uint64_t features;
 	uint32_t max_events;
@@ -106,7 +113,9 @@ struct smbd_dev_info {
 	uint32_t max_iovs;
 	uint32_t max_descriptors;
 };
-void smbd_dev_get_info(const struct smbd_dev *dev, struct smbd_dev_info *info);
+/* Fills the first @size bytes of @info (sizeof(*info) as the caller knows it). */
+void smbd_dev_get_info(const struct smbd_dev *dev, struct smbd_dev_info *info,
+		       size_t size);
 
 /* Names for logs: "pdu_received", "keepalive_timeout"; "unknown" else. */
 const char *smbd_dev_event_name(uint32_t type);
@@ -152,14 +161,17 @@ struct smbd_dev_policy {
 };
 
 /*
- * The values a Linux or Windows client meets in practice: 255 receive
+ * Fills the first @size bytes (sizeof(*policy) as the caller knows it)
+ * with the values a Linux or Windows client meets in practice: 255 receive
  * credits, 1364-byte sends, 8 MiB transfers, dialects 3.0-3.1.1, AES
- * ciphers and signing algorithms, an empty security blob.
+ * ciphers and signing algorithms, an empty security blob; policy->size
+ * becomes @size.
  */
-void smbd_dev_policy_init(struct smbd_dev_policy *policy);
+void smbd_dev_policy_init(struct smbd_dev_policy *policy, size_t size);
 /*
  * Hands the policy to the kernel (needs CAP_NET_ADMIN); until then, and
- * after this handle closes, RDMA connections are refused.
+ * after this handle closes, RDMA connections are refused. Fields past
+ * policy->size take their defaults.
  */
 int smbd_dev_set_policy(struct smbd_dev *dev,
 			const struct smbd_dev_policy *policy);
@@ -228,7 +240,9 @@ int smbd_dev_events_new(struct smbd_dev *dev, struct smbd_dev_events **evsp);
 void smbd_dev_events_free(struct smbd_dev_events *evs);
 /*
  * Fetches what is queued, without blocking: *count is 0 when nothing is.
- * An RDMA_DONE returns its buffer's pin (see smbd_dev_buf_free).
+ * An RDMA_DONE returns its buffer's pin (see smbd_dev_buf_free). An event
+ * the library cannot decode (a kernel bug) is dropped, the others are
+ * delivered, and smbd_dev_errmsg() says so.
  */
 int smbd_dev_fetch(struct smbd_dev *dev, struct smbd_dev_events *evs,
 		   size_t *count);

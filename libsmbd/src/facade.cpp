@@ -126,12 +126,14 @@ int smbd_dev_fd(const struct smbd_dev *dev)
 }
 
 void
-smbd_dev_get_info(const struct smbd_dev *dev, struct smbd_dev_info *info)
+smbd_dev_get_info(const struct smbd_dev *dev, struct smbd_dev_info *out,
+                  size_t size)
 {
-    if (!dev || !info)
+    if (!dev || !out)
         return;
     const smbd_info &i = dev->h->info();
-    *info = {};
+    smbd_dev_info all{}, *info = &all;
+    info->size = static_cast<uint32_t>(std::min(size, sizeof(all)));
     info->abi_version = i.out_abi_version;
     info->features = i.out_features;
     info->max_events = i.out_max_events;
@@ -140,6 +142,7 @@ smbd_dev_get_info(const struct smbd_dev *dev, struct smbd_dev_info *info)
     info->buffer_size = i.out_buffer_size;
     info->max_iovs = i.out_max_iovs;
     info->max_descriptors = i.out_max_descriptors;
+    std::memcpy(out, &all, all.size);
 }
 
 const char *
@@ -164,13 +167,13 @@ smbd_dev_reason_name(uint32_t reason)
 }
 
 void
-smbd_dev_policy_init(struct smbd_dev_policy *policy)
+smbd_dev_policy_init(struct smbd_dev_policy *out, size_t size)
 {
-    if (!policy)
+    if (!out)
         return;
     const smbd::device::Params &d = defaults();
-    *policy = {};
-    policy->size = sizeof(*policy);
+    smbd_dev_policy all{}, *policy = &all;
+    policy->size = static_cast<uint32_t>(std::min(size, sizeof(all)));
     policy->receive_credit_max = d.receive_credit_max;
     policy->send_credit_target = d.send_credit_target;
     policy->max_send_size = d.max_send_size;
@@ -198,6 +201,7 @@ smbd_dev_policy_init(struct smbd_dev_policy *policy)
     // the empty blob: the SPNEGO one is smbd's to give
     policy->sec_blob = nullptr;
     policy->sec_blob_len = 0;
+    std::memcpy(out, &all, all.size);
 }
 
 int
@@ -395,8 +399,10 @@ smbd_dev_descs_check(const struct smbd_dev *dev, const uint8_t *descs,
         return EINVAL;
     // the message lives in the handle, which checking does not change
     // otherwise
-    auto *h = const_cast<Handle *>(dev->h.get());
-    return result(h->descs_check({descs, descs_len}, *total));
+    auto *d = const_cast<smbd_dev *>(dev);
+    return guarded(d, [&] {
+        return result(d->h->descs_check({descs, descs_len}, *total));
+    });
 }
 
 int

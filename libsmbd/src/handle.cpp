@@ -159,14 +159,13 @@ std::error_code Handle::fetch(EventBatch &batch)
     if (g.out_count > max || g.out_data_used > batch.data.size())
         return fail(Step::fetch, EPROTO, "(counts past the storage)");
     std::span<const uint8_t> data(batch.data.data(), g.out_data_used);
-    std::error_code ec;
     for (uint32_t i = 0; i < g.out_count; i++) {
         smbd_dev_event ev;
         if (!decode_event(batch.raw[i], data, ev)) {
-            // a kernel bug; the good events still count
-            ec = fail(Step::fetch, EPROTO,
-                      "(event " + std::to_string(batch.raw[i].type) +
-                          " points outside its data)");
+            // a kernel bug: the event is dropped, the others are delivered
+            fail(Step::fetch, EPROTO,
+                 "(event " + std::to_string(batch.raw[i].type) +
+                     " points outside its data; dropped)");
             continue;
         }
         if (ev.type == SMBD_EVENT_RDMA_DONE) {
@@ -179,7 +178,7 @@ std::error_code Handle::fetch(EventBatch &batch)
         }
         batch.events.push_back(ev);
     }
-    return ec;
+    return {};
 }
 
 std::error_code Handle::send(std::span<const smbd_dev_pdu> pdus, size_t &sent)
@@ -192,8 +191,11 @@ std::error_code Handle::send(std::span<const smbd_dev_pdu> pdus, size_t &sent)
         auto chunk = pdus.subspan(sent, std::min(max, pdus.size() - sent));
         size_t total_iovs = 0;
         for (const smbd_dev_pdu &p : chunk) {
-            if ((!p.iov && p.iovcnt) || p.iovcnt > UINT32_MAX)
-                return fail(Step::send, EINVAL, "(iovec array)");
+            if ((!p.iov && p.iovcnt) || p.iovcnt > info_.out_max_iovs)
+                return fail(Step::send, EINVAL,
+                            "(" + std::to_string(p.iovcnt) +
+                                " iovecs, at most " +
+                                std::to_string(info_.out_max_iovs) + ")");
             total_iovs += p.iovcnt;
         }
         // reserved up front: the entries point into it
@@ -247,10 +249,10 @@ std::error_code Handle::alloc(size_t len, Lease *&out)
     if (!map_.ok())
         if (auto ec = map_pool())
             return ec;
-    uint32_t n = pool_.needed(len);
-    if (n > pool_.count())
+    if (len > uint64_t{pool_.count()} * pool_.buffer_size())
         return fail(Step::alloc, EMSGSIZE,
                     "of " + std::to_string(len) + " bytes");
+    uint32_t n = pool_.needed(len);
     auto first = pool_.take(n);
     if (!first)
         return fail(Step::alloc, ENOBUFS,
@@ -303,8 +305,10 @@ std::error_code Handle::descs_check(std::span<const uint8_t> descs,
 
 std::error_code Handle::check_rdma(const smbd_dev_rdma &op)
 {
-    const Lease *l = op.buf;
-    if (!l || l->owner != this || l->freed)
+    // looked up, not dereferenced: a freed lease may be gone already
+    auto it = leases_.find(op.buf);
+    const Lease *l = it == leases_.end() ? nullptr : it->second.get();
+    if (!l || l->freed)
         return fail(Step::rdma, EINVAL, "(no live buffer of this handle)");
     if (!op.length || op.offset > l->len || op.length > l->len - op.offset)
         return fail(Step::rdma, EINVAL,
@@ -359,6 +363,9 @@ std::error_code Handle::rdma_start(std::span<const smbd_dev_rdma> ops,
             slices.insert(slices.end(), s.begin(), s.end());
             ids.push_back(r.user_data);
         }
+        // room for the records first: once started, a transfer must be
+        // tracked
+        in_flight_.reserve(in_flight_.size() + n);
         smbd_rdma_rw rw{};
         rw.size = sizeof(rw);
         rw.count = static_cast<uint32_t>(n);

@@ -15,8 +15,9 @@ uint32_t Pool::needed(size_t bytes) const
 {
     if (!buffer_size_)
         return 0;
-    return static_cast<uint32_t>(
-        std::max<size_t>(1, (bytes + buffer_size_ - 1) / buffer_size_));
+    // no rounding up by addition: @bytes may be near SIZE_MAX
+    size_t n = bytes / buffer_size_ + (bytes % buffer_size_ != 0);
+    return static_cast<uint32_t>(std::clamp<size_t>(n, 1, UINT32_MAX));
 }
 
 std::optional<uint32_t> Pool::take(uint32_t n)

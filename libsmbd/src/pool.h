@@ -23,7 +23,7 @@ public:
     uint32_t count() const { return static_cast<uint32_t>(used_.size()); }
     uint32_t buffer_size() const { return buffer_size_; }
     uint32_t free() const { return free_; }
-    // Buffers @bytes need (at least one).
+    // Buffers @bytes need (at least one; UINT32_MAX for more than that).
     uint32_t needed(size_t bytes) const;
     // The first of @n free adjacent buffers, now lent; nothing if no run of
     // @n is free.

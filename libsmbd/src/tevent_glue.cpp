@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-3.0-or-later
 // libsmbd on a tevent loop; see libsmbd-tevent.h. After Samba's
-// vfs_io_uring: completions are delivered through
-// tevent_req_defer_callback, and a request freed early only orphans its
-// kernel-side record, which the completion then finds empty.
+// vfs_io_uring: a request freed early only orphans its kernel-side record,
+// which the completion then finds empty. Completions are delivered as
+// their events are dispatched, so that a connection's transfers complete
+// before its DISCONNECTED reaches smbd.
 #include <libsmbd-tevent.h>
 
 #include <algorithm>
@@ -61,6 +62,8 @@ namespace {
 
 int Glue::start(RdmaState *s)
 {
+    // room for the record first: once started, a transfer must be tracked
+    running.reserve(running.size() + 1);
     s->op.user_data = next_id++;
     size_t started = 0;
     int err = smbd_dev_rdma_start(dev, &s->op, 1, &started);
@@ -76,7 +79,12 @@ void Glue::start_waiting()
 {
     while (!waiting.empty()) {
         RdmaState *s = waiting.front();
-        int err = start(s);
+        int err;
+        try {
+            err = start(s);
+        } catch (...) {
+            err = ENOMEM;
+        }
         if (err == EAGAIN)
             return;
         waiting.pop_front();
@@ -185,7 +193,11 @@ struct smbd_tevent *smbd_tevent_setup(TALLOC_CTX *mem_ctx,
     struct smbd_tevent *t = talloc_zero(mem_ctx, struct smbd_tevent);
     if (!t)
         return nullptr;
-    t->g = new (std::nothrow) Glue;
+    try {
+        t->g = new Glue;
+    } catch (...) {
+        t->g = nullptr;
+    }
     if (!t->g) {
         talloc_free(t);
         return nullptr;
@@ -239,9 +251,6 @@ struct tevent_req *smbd_tevent_rdma_send(TALLOC_CTX *mem_ctx,
     if (!req)
         return nullptr;
     s->req = req;
-    // completions come from the fd handler's loop: deliver them on their
-    // own, as vfs_io_uring does
-    tevent_req_defer_callback(req, ev);
     if (!glue || !op || (!op->descs && op->descs_len)) {
         tevent_req_error(req, EINVAL);
         return tevent_req_post(req, ev);
@@ -267,9 +276,7 @@ struct tevent_req *smbd_tevent_rdma_send(TALLOC_CTX *mem_ctx,
             return tevent_req_post(req, ev);
         }
     } catch (...) {
-        // the map could not grow: the transfer may be running, so its
-        // completion must still find nothing to touch
-        s->glue = nullptr;
+        // nothing started: the record's room is made first
         tevent_req_error(req, ENOMEM);
         return tevent_req_post(req, ev);
     }
@@ -283,10 +290,15 @@ int smbd_tevent_rdma_recv(struct tevent_req *req, uint64_t *bytes)
     uint64_t err = 0;
     if (bytes)
         *bytes = 0;
+    // as Samba's tevent_req_is_unix_error, which libtevent does not export
     if (tevent_req_is_error(req, &state, &err)) {
         tevent_req_received(req);
-        return state == TEVENT_REQ_USER_ERROR ? static_cast<int>(err)
-                                              : ENOMEM;
+        switch (state) {
+        case TEVENT_REQ_USER_ERROR: return static_cast<int>(err);
+        case TEVENT_REQ_TIMED_OUT: return ETIMEDOUT;
+        case TEVENT_REQ_NO_MEMORY: return ENOMEM;
+        default: return EINVAL;
+        }
     }
     if (bytes)
         *bytes = s->bytes;

@@ -29,7 +29,9 @@ using namespace smbd::smb2rw;
 constexpr uint32_t kMiB = 1u << 20;
 constexpr auto kIoTimeout = 60s;
 
-class Rdma : public Scenario {
+// Each test runs twice: the responder on poll() and on a tevent loop
+// through libsmbd-tevent, as smbd runs.
+class Rdma : public Scenario, public ::testing::WithParamInterface<bool> {
 protected:
     void SetUp() override
     {
@@ -39,6 +41,7 @@ protected:
         o.params = fast_params();
         o.fork = false;
         o.log = log_;
+        o.tevent = GetParam();
         responder_ = std::make_unique<smbd::responder::Responder>(o);
         ASSERT_EQ(responder_->start(), 0);
         serving_ = std::thread([this] { run_err_ = responder_->run(); });
@@ -121,7 +124,7 @@ protected:
 
 // Sizes around page and pool-buffer boundaries up to the max read/write
 // size, at an offset 1000 bytes short of a 1 MiB boundary.
-TEST_F(Rdma, EveryByteReadBackAsWrittenFromOneByteToTheMaxSize)
+TEST_P(Rdma, EveryByteReadBackAsWrittenFromOneByteToTheMaxSize)
 {
     auto c = session();
     ASSERT_TRUE(c);
@@ -151,7 +154,7 @@ TEST_F(Rdma, EveryByteReadBackAsWrittenFromOneByteToTheMaxSize)
 // A transfer split over several descriptors, each a window of its own,
 // which together describe more than the data: the server fills them in
 // order and writes nothing past the data (RdmaIo checks the guards).
-TEST_F(Rdma, SeveralDescriptorsLongerThanTheData)
+TEST_P(Rdma, SeveralDescriptorsLongerThanTheData)
 {
     auto c = session();
     ASSERT_TRUE(c);
@@ -172,7 +175,7 @@ TEST_F(Rdma, SeveralDescriptorsLongerThanTheData)
 
 // RDMA_V1 leaves the client's memory registered: no response invalidates
 // anything, on 3.1.1 as on 3.0.
-TEST_F(Rdma, RdmaV1IsNeverInvalidated)
+TEST_P(Rdma, RdmaV1IsNeverInvalidated)
 {
     for (uint16_t dialect : {SMB2_DIALECT_311, SMB2_DIALECT_300}) {
         SCOPED_TRACE(dialect);
@@ -194,7 +197,7 @@ TEST_F(Rdma, RdmaV1IsNeverInvalidated)
 // RDMA_V1_INVALIDATE: each response is a send with invalidate of the
 // first descriptor's token, a new key every request, as the client's
 // receive completion reports it.
-TEST_F(Rdma, ClientSeesTheFirstTokenInvalidated)
+TEST_P(Rdma, ClientSeesTheFirstTokenInvalidated)
 {
     auto c = session({SMB2_DIALECT_302});
     ASSERT_TRUE(c);
@@ -225,7 +228,7 @@ TEST_F(Rdma, ClientSeesTheFirstTokenInvalidated)
 // MS-SMB2 3.3.5.12: RDMA_V1_INVALIDATE does not exist on 3.0. The request
 // is refused with STATUS_INVALID_PARAMETER, nothing is invalidated, and the
 // connection goes on serving RDMA_V1.
-TEST_F(Rdma, InvalidateChannelOn300IsInvalidParameter)
+TEST_P(Rdma, InvalidateChannelOn300IsInvalidParameter)
 {
     auto c = session({SMB2_DIALECT_300});
     ASSERT_TRUE(c);
@@ -251,7 +254,7 @@ TEST_F(Rdma, InvalidateChannelOn300IsInvalidParameter)
 
 // More in flight than the pool holds: requests wait for buffers, in order,
 // and all are answered.
-TEST_F(Rdma, RequestsWaitForPoolBuffers)
+TEST_P(Rdma, RequestsWaitForPoolBuffers)
 {
     auto c = session();
     ASSERT_TRUE(c);
@@ -280,7 +283,7 @@ TEST_F(Rdma, RequestsWaitForPoolBuffers)
 // A READ naming memory the client never registered: the RDMA WRITE fails,
 // RDMA_DONE reports it, the driver disconnects (RDMA_ERROR), and the
 // responder, its buffers back, serves the next connection.
-TEST_F(Rdma, BadTokenCostsTheConnectionNotTheResponder)
+TEST_P(Rdma, BadTokenCostsTheConnectionNotTheResponder)
 {
     auto c = session();
     ASSERT_TRUE(c);
@@ -314,6 +317,11 @@ TEST_F(Rdma, BadTokenCostsTheConnectionNotTheResponder)
     EXPECT_EQ(delta("disconnect_rdma_error"), 1);
     EXPECT_EQ(delta("rdma_errors"), 1);
 }
+
+INSTANTIATE_TEST_SUITE_P(Loop, Rdma, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool> &i) {
+                             return i.param ? "Tevent" : "Poll";
+                         });
 
 } // namespace
 } // namespace scenario

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstddef>
+#include <cstring>
 #include <string>
 
 #include <libsmbd.h>
@@ -91,7 +93,7 @@ TEST(LibsmbdApi, NamesForLogs)
 TEST(LibsmbdApi, PolicyDefaultsAreWhatClientsMeet)
 {
     smbd_dev_policy p;
-    smbd_dev_policy_init(&p);
+    smbd_dev_policy_init(&p, sizeof(p));
     EXPECT_EQ(p.size, sizeof(p));
     EXPECT_EQ(p.receive_credit_max, 255u);
     EXPECT_EQ(p.max_send_size, 1364u);
@@ -102,4 +104,18 @@ TEST(LibsmbdApi, PolicyDefaultsAreWhatClientsMeet)
     EXPECT_EQ(p.ciphers[0], 2);	// AES-128-GCM first
     ASSERT_EQ(p.signing_algorithm_count, 3u);
     EXPECT_EQ(p.sec_blob_len, 0u);
+}
+
+// A caller built against an older, shorter struct gets only what it knows.
+TEST(LibsmbdApi, PolicyInitFillsOnlyTheCallersSize)
+{
+    smbd_dev_policy p;
+    std::memset(&p, 0xee, sizeof(p));
+    const size_t known = offsetof(smbd_dev_policy, ciphers);
+    smbd_dev_policy_init(&p, known);
+    EXPECT_EQ(p.size, known);
+    EXPECT_EQ(p.policy_flags, 0u);
+    const auto *tail = reinterpret_cast<const unsigned char *>(&p) + known;
+    for (size_t i = 0; i < sizeof(p) - known; i++)
+        ASSERT_EQ(tail[i], 0xee) << "byte " << known + i << " written";
 }

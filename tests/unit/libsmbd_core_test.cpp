@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -33,6 +34,15 @@ TEST(LibsmbdPool, LendsContiguousRunsFirstFit)
     auto again = p.take(2);
     ASSERT_TRUE(again);
     EXPECT_EQ(*again, 0u);
+}
+
+TEST(LibsmbdPool, HugeSizesDoNotWrapToSmallOnes)
+{
+    Pool p(64, 1u << 20);
+    EXPECT_EQ(p.needed(SIZE_MAX), UINT32_MAX);
+    EXPECT_EQ(p.needed(SIZE_MAX - (1u << 20) + 2), UINT32_MAX);
+    EXPECT_EQ(p.needed((size_t{1} << 52) + 1), UINT32_MAX);
+    EXPECT_FALSE(p.take(p.needed(SIZE_MAX)));
 }
 
 TEST(LibsmbdPool, NeverLendsNothingOrMoreThanItHas)

@@ -53,6 +53,6 @@ kill -TERM "$responder"
 wait "$responder" || fail "the responder did not stop cleanly"
 responder=
 "$SMBD_BUILD/tests/guest_scenarios" --gtest_brief=1 \
-	--gtest_filter='RdmaLimits.Unaligned*:Rdma.SeveralDescriptors*:Rdma.EveryByte*'
+	--gtest_filter='RdmaLimits.Unaligned*:Loop/Rdma.SeveralDescriptors*/Poll:Loop/Rdma.EveryByte*/Poll'
 [ "$(cat $counters/rdma_errors)" -eq 0 ] || fail "RDMA operations failed"
 [ "$(cat $counters/rdma_reads)" -gt "$reads" ] || fail "no RDMA READ counted"

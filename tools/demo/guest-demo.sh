@@ -1,7 +1,8 @@
 #!/bin/sh
 # The demo, run in the guest by `make demo`: the smbd-side responder drives
-# /dev/smbd as patched Samba would, and the SMB Direct client tool connects
-# over soft-RoCE through both flows the driver routes.
+# /dev/smbd as patched Samba will, through libsmbd on a tevent loop, and the
+# SMB Direct client tool connects over soft-RoCE through both flows the
+# driver routes.
 set -eu
 bin=$SMBD_BUILD/tools
 log=$(mktemp)
@@ -12,8 +13,8 @@ client() { "$bin/client/smbdirect-client" --addr "$SMBD_ADDR" "$@"; }
 say "smbdirect.ko is loaded and listens for RDMA on port $(cat /sys/module/smbdirect/parameters/port); soft-RoCE:"
 rdma link show
 
-say "The smbd side starts: SET_PARAMS (transport limits and the SMB2 NEGOTIATE policy), LISTEN for new sessions, and registers session 0x1234 as an smbd with a session would"
-"$bin/responder/smbdirect-responder" --register 0x1234 >"$log" 2>&1 &
+say "The smbd side starts on libsmbd and its tevent glue: SET_PARAMS (transport limits and the SMB2 NEGOTIATE policy), LISTEN for new sessions, and registers session 0x1234 as an smbd with a session would"
+"$bin/responder/smbdirect-responder" --tevent --register 0x1234 >"$log" 2>&1 &
 responder=$!
 i=0
 until grep -q "REGISTER_SESSION 0x1234" "$log"; do

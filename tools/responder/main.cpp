@@ -37,7 +37,9 @@ void on_signal(int)
 "  --no-fork                 serve accepted connections in this process\n"
 "  --connections N           exit after N connections ended\n"
 "  --file-size BYTES         the file READ/WRITE work on (default 64 MiB)\n"
-"  --no-io-log               no log line per READ/WRITE (benchmarks)\n");
+"  --no-io-log               no log line per READ/WRITE (benchmarks)\n"
+"  --tevent                  run on a tevent loop through libsmbd-tevent,\n"
+"                            as smbd does\n");
     std::exit(rc);
 }
 
@@ -74,6 +76,7 @@ int main(int argc, char **argv)
         o_accept_timeout, o_receive_credits, o_send_credits, o_max_send,
         o_max_receive, o_max_fragmented, o_max_rw, o_dialects, o_register,
         o_no_listen, o_no_fork, o_connections, o_file_size, o_no_io_log,
+        o_tevent,
         o_help,
     };
     static const option longopts[] = {
@@ -94,6 +97,7 @@ int main(int argc, char **argv)
         {"connections", required_argument, nullptr, o_connections},
         {"file-size", required_argument, nullptr, o_file_size},
         {"no-io-log", no_argument, nullptr, o_no_io_log},
+        {"tevent", no_argument, nullptr, o_tevent},
         {"help", no_argument, nullptr, o_help},
         {},
     };
@@ -125,6 +129,7 @@ int main(int argc, char **argv)
         case o_register: opts.register_sessions.push_back(session_id(optarg)); break;
         case o_no_listen: opts.listen = false; break;
         case o_no_fork: opts.fork = false; break;
+        case o_tevent: opts.tevent = true; break;
         case o_connections: opts.connections = number(opt, optarg); break;
         case o_file_size: opts.file_size = number(opt, optarg); break;
         case o_no_io_log: opts.log_io = false; break;

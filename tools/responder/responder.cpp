@@ -31,7 +31,7 @@ std::span<const uint8_t> data_of(const smbd_dev_event &ev)
 smbd_dev_policy policy_of(const device::Params &p)
 {
     smbd_dev_policy q;
-    smbd_dev_policy_init(&q);
+    smbd_dev_policy_init(&q, sizeof(q));
     q.receive_credit_max = p.receive_credit_max;
     q.send_credit_target = p.send_credit_target;
     q.max_send_size = p.max_send_size;
@@ -126,7 +126,7 @@ int Responder::open_device()
         return err;
     }
     events_.reset(evs);
-    smbd_dev_get_info(dev, &info_);
+    smbd_dev_get_info(dev, &info_, sizeof(info_));
     return 0;
 }
 
@@ -203,6 +203,11 @@ bool Responder::finished() const
 
 int Responder::serve()
 {
+    return opts_.tevent ? serve_tevent() : serve_poll();
+}
+
+int Responder::serve_poll()
+{
     for (;;) {
         pollfd fds[2] = {{smbd_dev_fd(dev_.get()), POLLIN, 0},
                          {stop_fd_, POLLIN, 0}};
@@ -230,6 +235,90 @@ int Responder::serve()
         }
     }
 }
+
+namespace {
+
+void stop_handler(tevent_context *, tevent_fd *, uint16_t, void *stopped)
+{
+    *static_cast<bool *>(stopped) = true;
+}
+
+// the master wakes now and then to reap its children
+void tick(tevent_context *ev, tevent_timer *, timeval, void *self)
+{
+    tevent_add_timer(ev, ev, tevent_timeval_current_ofs(0, 100000), tick,
+                     self);
+}
+
+} // namespace
+
+// The same service on a tevent loop: the glue fetches and dispatches
+// events (connections attached at their NEW_CHANNEL), RDMA transfers are
+// tevent requests, and what the callbacks queued is started and sent
+// after each turn of the loop.
+int Responder::serve_tevent()
+{
+    TALLOC_CTX *mem = talloc_new(nullptr);
+    bool stopped = false;
+    int err = ENOMEM;
+    ev_ = mem ? tevent_context_init(mem) : nullptr;
+    glue_ = ev_ ? smbd_tevent_setup(mem, ev_, dev_.get(), glue_event, this)
+                : nullptr;
+    if (glue_ && tevent_add_fd(ev_, mem, stop_fd_, TEVENT_FD_READ,
+                               stop_handler, &stopped)) {
+        if (!child_)
+            tick(ev_, nullptr, {}, this);
+        err = 0;
+    }
+    while (!err) {
+        if (tevent_loop_once(ev_) != 0) {
+            err = errno;
+            break;
+        }
+        if (stopped) {
+            log("stopping");
+            break;
+        }
+        if (glue_error_) {
+            err = glue_error_;
+            break;
+        }
+        if (!child_)
+            reap_children(false);
+        start_transfers();
+        flush_sends();
+        if (finished())
+            break;
+    }
+    if (err)
+        log("tevent loop: %s", strerror(err));
+    // requests still running are orphaned: the library keeps their memory
+    // until the kernel is done
+    talloc_free(mem);
+    ev_ = nullptr;
+    glue_ = nullptr;
+    return err;
+}
+
+void Responder::glue_event(const smbd_dev_event *ev, void *self)
+{
+    auto *r = static_cast<Responder *>(self);
+    if (ev->type == 0) {
+        r->glue_error_ = -ev->status;
+        r->log("%s", smbd_dev_errmsg(r->dev_.get()));
+        return;
+    }
+    r->handle(*ev);
+}
+
+namespace {
+
+struct RdmaCallback {
+    Responder *responder;
+    uint64_t id;
+};
+
+} // namespace
 
 int Responder::drain_events()
 {
@@ -273,7 +362,7 @@ void Responder::handle(const smbd_dev_event &e)
         pending_.push_back({e.conn_id, echo_response(data_of(ev)), {}});
         break;
     case SMBD_EVENT_RDMA_DONE:
-        on_rdma_done(ev);
+        on_rdma_done(ev.user_data, ev.status, ev.count);
         break;
     case SMBD_EVENT_SEND_DONE:
         log("conn %llu: SEND_DONE user_data %llu status %d",
@@ -371,6 +460,9 @@ void Responder::on_new_channel(const smbd_dev_event &e)
 {
     bool bound = e.flags & SMBD_CHANNEL_BOUND;
     live_.insert(e.conn_id);
+    // smbd adopts the connection: its events go to it from now on
+    if (glue_)
+        smbd_tevent_conn_attach(glue_, e.conn_id, glue_event, this);
     dialects_[e.conn_id] = static_cast<uint16_t>(e.dialect);
     log("conn %llu: NEW_CHANNEL (%s%s) from %s, dialect 0x%04x, session "
         "0x%llx; NEGOTIATE request %zu, response %zu, SESSION_SETUP %zu "
@@ -427,18 +519,28 @@ void Responder::on_disconnected(const smbd_dev_event &ev)
     std::erase_if(queued_, [&](const Io &io) {
         return io.conn_id == ev.conn_id;
     });
-    // DISCONNECTED is a connection's last event: every RDMA_DONE came first
+    std::erase_if(ready_, [&](uint64_t id) {
+        return in_flight_.at(id).conn_id == ev.conn_id;
+    });
+    // DISCONNECTED is a connection's last event: every RDMA_DONE came
+    // first. What never started (waiting for the kernel here or in the
+    // glue) is dropped.
     for (auto it = in_flight_.begin(); it != in_flight_.end();) {
-        if (it->second.conn_id != ev.conn_id) {
+        Io &io = it->second;
+        if (io.conn_id != ev.conn_id) {
             ++it;
             continue;
         }
-        log("conn %llu: RDMA operation %llu had no RDMA_DONE before "
-            "DISCONNECTED (a driver bug)",
-            static_cast<unsigned long long>(ev.conn_id),
-            static_cast<unsigned long long>(it->first));
-        summary_.rdma_errors++;
-        smbd_dev_buf_free(it->second.buf);
+        if (io.started) {
+            log("conn %llu: RDMA operation %llu had no RDMA_DONE before "
+                "DISCONNECTED (a driver bug)",
+                static_cast<unsigned long long>(ev.conn_id),
+                static_cast<unsigned long long>(it->first));
+            summary_.rdma_errors++;
+        }
+        // before its memory: a request the glue still holds is cancelled
+        talloc_free(io.req);
+        smbd_dev_buf_free(io.buf);
         it = in_flight_.erase(it);
     }
 }
@@ -468,6 +570,7 @@ void Responder::reset_io()
     dialects_.clear();
     files_.reset();
     queued_.clear();
+    ready_.clear();
     in_flight_.clear();
 }
 
@@ -522,12 +625,11 @@ std::vector<std::span<uint8_t>> Responder::memory(const Io &io)
 
 void Responder::start_transfers()
 {
-    std::vector<smbd_dev_rdma> ops;
     // first come, first served: a large request is not overtaken forever
     while (!queued_.empty()) {
         Io &io = queued_.front();
-        const Transfer &t = *io.decision.transfer;
-        int err = smbd_dev_buf_alloc(dev_.get(), t.bytes, &io.buf);
+        int err = smbd_dev_buf_alloc(dev_.get(), io.decision.transfer->bytes,
+                                     &io.buf);
         if (err == ENOBUFS) {
             if (!io.waited)
                 summary_.io_queued++;
@@ -535,41 +637,75 @@ void Responder::start_transfers()
             break;
         }
         uint64_t id = ++next_io_;
-        Io &started = in_flight_[id] = std::move(io);
+        Io &ready = in_flight_[id] = std::move(io);
         queued_.pop_front();
         if (err) {
             log("%s", smbd_dev_errmsg(dev_.get()));
             transfer_failed(id, err);
             continue;
         }
-        const Transfer &st = *started.decision.transfer;
-        if (!st.write)
-            files_->fill(st, memory(started));
-        smbd_dev_rdma op{};
-        op.conn_id = started.conn_id;
-        op.user_data = id;
-        op.direction = st.write ? SMBD_RW_READ_FROM_PEER
-                                : SMBD_RW_WRITE_TO_PEER;
-        op.buf = started.buf;
-        op.length = st.bytes;
-        op.descs = st.descriptors.data();
-        op.descs_len = st.descriptors.size();
-        ops.push_back(op);
+        const Transfer &t = *ready.decision.transfer;
+        if (!t.write)
+            files_->fill(t, memory(ready));
+        ready_.push_back(id);
     }
-    std::span<const smbd_dev_rdma> rest(ops);
-    while (!rest.empty()) {
-        size_t done = 0;
-        int err = smbd_dev_rdma_start(dev_.get(), rest.data(), rest.size(),
-                                      &done);
-        summary_.rdma_ops += done;
-        rest = rest.subspan(done);
-        // the operation that stopped the batch fails alone; the rest go on
-        if (err && !rest.empty()) {
-            log("%s", smbd_dev_errmsg(dev_.get()));
-            transfer_failed(rest.front().user_data, err);
-            rest = rest.subspan(1);
+    if (glue_) {
+        for (uint64_t id : ready_) {
+            smbd_dev_rdma op = rdma_op(id);
+            tevent_req *req = smbd_tevent_rdma_send(ev_, ev_, glue_, &op);
+            auto *cb = req ? talloc(req, RdmaCallback) : nullptr;
+            if (!cb) {
+                talloc_free(req);
+                transfer_failed(id, ENOMEM);
+                continue;
+            }
+            *cb = {this, id};
+            tevent_req_set_callback(req, glue_rdma_done, cb);
+            in_flight_.at(id).req = req;
+            summary_.rdma_ops++;
         }
+        ready_.clear();
+        return;
     }
+    std::vector<smbd_dev_rdma> ops;
+    for (uint64_t id : ready_)
+        ops.push_back(rdma_op(id));
+    size_t next = 0;
+    while (next < ops.size()) {
+        size_t done = 0;
+        int err = smbd_dev_rdma_start(dev_.get(), ops.data() + next,
+                                      ops.size() - next, &done);
+        for (size_t i = next; i < next + done; i++)
+            in_flight_.at(ops[i].user_data).started = true;
+        summary_.rdma_ops += done;
+        next += done;
+        if (!err)
+            continue;
+        // the kernel holds as many as it takes: the rest waits for
+        // RDMA_DONEs
+        if (err == EAGAIN)
+            break;
+        // the operation that stopped the batch fails alone; the rest go on
+        log("%s", smbd_dev_errmsg(dev_.get()));
+        transfer_failed(ops[next].user_data, err);
+        next++;
+    }
+    ready_.erase(ready_.begin(), ready_.begin() + static_cast<long>(next));
+}
+
+smbd_dev_rdma Responder::rdma_op(uint64_t id) const
+{
+    const Io &io = in_flight_.at(id);
+    const Transfer &t = *io.decision.transfer;
+    smbd_dev_rdma op{};
+    op.conn_id = io.conn_id;
+    op.user_data = id;
+    op.direction = t.write ? SMBD_RW_READ_FROM_PEER : SMBD_RW_WRITE_TO_PEER;
+    op.buf = io.buf;
+    op.length = t.bytes;
+    op.descs = t.descriptors.data();
+    op.descs_len = t.descriptors.size();
+    return op;
 }
 
 void Responder::transfer_failed(uint64_t id, int err)
@@ -592,27 +728,38 @@ void Responder::transfer_failed(uint64_t id, int err)
                                         NT_STATUS_INVALID_PARAMETER));
 }
 
-void Responder::on_rdma_done(const smbd_dev_event &e)
+void Responder::glue_rdma_done(tevent_req *req)
 {
-    auto it = in_flight_.find(e.user_data);
+    auto cb = *static_cast<RdmaCallback *>(
+        tevent_req_callback_data_void(req));
+    uint64_t bytes = 0;
+    int err = smbd_tevent_rdma_recv(req, &bytes);
+    talloc_free(req);
+    cb.responder->on_rdma_done(cb.id, -err, bytes);
+}
+
+void Responder::on_rdma_done(uint64_t id, int32_t status, uint64_t bytes)
+{
+    auto it = in_flight_.find(id);
     if (it == in_flight_.end()) {
-        log("conn %llu: RDMA_DONE for unknown operation %llu",
-            static_cast<unsigned long long>(e.conn_id),
-            static_cast<unsigned long long>(e.user_data));
+        log("RDMA_DONE for unknown operation %llu",
+            static_cast<unsigned long long>(id));
         return;
     }
     Io io = std::move(it->second);
     in_flight_.erase(it);
     const Transfer &t = *io.decision.transfer;
-    if (e.status != 0) {
+    if (status != 0) {
         summary_.rdma_errors++;
         smbd_dev_buf_free(io.buf);
-        // EIO and ENOTCONN: the connection goes down, nobody to answer;
+        // EIO and ENOTCONN: the connection goes down, nobody to answer
+        // (on a tevent loop ENOENT too: it was gone before the start);
         // otherwise the memory could not be mapped and the client waits
-        bool gone = e.status == -EIO || e.status == -ENOTCONN;
+        bool gone = status == -EIO || status == -ENOTCONN ||
+                    status == -ENOENT;
         log("conn %llu: RDMA for %s failed: %s%s",
-            static_cast<unsigned long long>(e.conn_id),
-            io.decision.note.c_str(), strerror(-e.status),
+            static_cast<unsigned long long>(io.conn_id),
+            io.decision.note.c_str(), strerror(-status),
             gone ? "; the connection goes down" : "");
         if (!gone) {
             const smb2_hdr &hdr = t.hdr;
@@ -622,7 +769,7 @@ void Responder::on_rdma_done(const smbd_dev_event &e)
         }
         return;
     }
-    uint32_t moved = static_cast<uint32_t>(std::min<uint64_t>(e.count,
+    uint32_t moved = static_cast<uint32_t>(std::min<uint64_t>(bytes,
                                                               t.bytes));
     if (t.write)
         summary_.rdma_bytes_read += moved;

@@ -12,7 +12,7 @@
 #include "device.h"
 #include "file_server.h"
 
-#include <libsmbd.h>
+#include <libsmbd-tevent.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -41,6 +41,8 @@ struct Options {
     bool log_io = true;
     // bytes of the file READ and WRITE work on (every FileId is that file)
     uint64_t file_size = 64u << 20;
+    // a tevent loop through libsmbd-tevent, as smbd runs, instead of poll()
+    bool tevent = false;
 };
 
 // What one process of the responder saw and did.
@@ -102,6 +104,8 @@ private:
         Decision decision;
         bool waited = false;
         smbd_dev_buf *buf = nullptr;	// pool memory while it has some
+        bool started = false;		// the kernel is moving its data
+        tevent_req *req = nullptr;	// on a tevent loop: the glue has it
     };
     struct Closer {
         void operator()(smbd_dev *d) const { smbd_dev_close(d); }
@@ -109,6 +113,10 @@ private:
     };
 
     int serve();
+    int serve_poll();
+    int serve_tevent();
+    static void glue_event(const smbd_dev_event *ev, void *self);
+    static void glue_rdma_done(tevent_req *req);
     int drain_events();
     int open_device();
     void handle(const smbd_dev_event &ev);
@@ -116,11 +124,12 @@ private:
     void on_new_channel(const smbd_dev_event &ev);
     void on_disconnected(const smbd_dev_event &ev);
     void on_io_request(const smbd_dev_event &ev);
-    void on_rdma_done(const smbd_dev_event &ev);
+    void on_rdma_done(uint64_t id, int32_t status, uint64_t bytes);
     void setup_io();
     void answer(uint64_t conn_id, const Decision &d,
                 std::vector<uint8_t> response);
     void start_transfers();
+    smbd_dev_rdma rdma_op(uint64_t id) const;
     void transfer_failed(uint64_t id, int err);
     static std::vector<std::span<uint8_t>> memory(const Io &io);
     void reset_io();
@@ -135,6 +144,10 @@ private:
     Options opts_;
     std::unique_ptr<smbd_dev, Closer> dev_;
     std::unique_ptr<smbd_dev_events, Closer> events_;
+    // while serve_tevent() runs
+    tevent_context *ev_ = nullptr;
+    smbd_tevent *glue_ = nullptr;
+    int glue_error_ = 0;
     int stop_fd_ = -1;
     bool child_ = false;
     smbd_dev_info info_{};
@@ -147,6 +160,8 @@ private:
     std::optional<FileServer> files_;
     std::deque<Io> queued_;
     std::map<uint64_t, Io> in_flight_;	// by user_data
+    // with pool memory, waiting for the kernel to take more (EAGAIN)
+    std::deque<uint64_t> ready_;
     uint64_t next_io_ = 0;
     Summary summary_;
 };

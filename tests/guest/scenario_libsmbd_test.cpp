@@ -1,0 +1,339 @@
+// libsmbd's C API and tevent glue on the real driver, where the responder's
+// scenarios (which run on the library, both loops) do not reach: the ABI
+// and feature checks at open, and a connection dropped while a transfer
+// runs. The pool memory the caller freed stays lent until the kernel's
+// RDMA_DONE, on the plain API and through a tevent request freed early.
+#include <poll.h>
+
+#include <atomic>
+#include <deque>
+#include <thread>
+
+#include <libsmbd-tevent.h>
+
+#include "rdma_io.h"
+#include "reply.h"
+#include "scenario.h"
+#include "smb2_rw.h"
+
+namespace scenario {
+namespace {
+
+using smbd::client::IoOptions;
+using smbd::client::RdmaIo;
+using namespace smbd::smb2rw;
+
+constexpr uint64_t kSession = 0x7100000000000071ull;
+constexpr uint32_t kSize = 8u << 20;
+
+struct DevCloser {
+    void operator()(smbd_dev *d) const { smbd_dev_close(d); }
+    void operator()(smbd_dev_events *e) const { smbd_dev_events_free(e); }
+};
+
+// What a test keeps of an event: the fields, and the data copied out of
+// the storage the next fetch reuses.
+struct Ev {
+    smbd_dev_event e;
+    std::vector<uint8_t> data;
+    std::vector<uint8_t> setup;
+
+    explicit Ev(const smbd_dev_event &ev)
+        : e(ev), data(ev.data, ev.data + ev.data_len),
+          setup(ev.session_setup, ev.session_setup + ev.session_setup_len)
+    {
+    }
+};
+
+int open_dev(const smbd_dev_open_args &args, std::string &why,
+             std::unique_ptr<smbd_dev, DevCloser> &out)
+{
+    char buf[256] = "";
+    smbd_dev *dev = nullptr;
+    int err = smbd_dev_open(&args, &dev, buf, sizeof(buf));
+    why = buf;
+    out.reset(dev);
+    return err;
+}
+
+using LibsmbdOpen = Scenario;
+
+TEST_F(LibsmbdOpen, AnotherAbiVersionIsRefusedNamingBoth)
+{
+    smbd_dev_open_args args = SMBD_DEV_OPEN_ARGS_INIT;
+    args.abi_version = SMBD_ABI_VERSION + 1;
+    std::string why;
+    std::unique_ptr<smbd_dev, DevCloser> dev;
+    EXPECT_EQ(open_dev(args, why, dev), EPROTONOSUPPORT);
+    EXPECT_FALSE(dev);
+    std::string versions = "kernel ABI " + std::to_string(SMBD_ABI_VERSION) +
+                           ", program ABI " +
+                           std::to_string(SMBD_ABI_VERSION + 1);
+    EXPECT_NE(why.find(versions), std::string::npos) << why;
+}
+
+TEST_F(LibsmbdOpen, AMissingFeatureIsRefusedByItsBit)
+{
+    smbd_dev_open_args args = SMBD_DEV_OPEN_ARGS_INIT;
+    args.required_features = SMBD_FEATURE_RDMA_RW | (1ull << 63);
+    std::string why;
+    std::unique_ptr<smbd_dev, DevCloser> dev;
+    EXPECT_EQ(open_dev(args, why, dev), EOPNOTSUPP);
+    EXPECT_NE(why.find("missing features 0x8000000000000000"),
+              std::string::npos) << why;
+    // everything this ABI version defines is there
+    args.required_features = (SMBD_FEATURE_DISCONNECT << 1) - 1;
+    EXPECT_EQ(open_dev(args, why, dev), 0) << why;
+    ASSERT_TRUE(dev);
+    smbd_dev_info info;
+    smbd_dev_get_info(dev.get(), &info, sizeof(info));
+    EXPECT_EQ(info.abi_version, uint32_t{SMBD_ABI_VERSION});
+    EXPECT_GT(info.pool_buffers, 0u);
+}
+
+// Policies the library refuses before the kernel sees them, and one the
+// kernel refuses, each with its reason.
+TEST_F(LibsmbdOpen, BadPoliciesAreRefusedWithAReason)
+{
+    std::string why;
+    std::unique_ptr<smbd_dev, DevCloser> dev;
+    ASSERT_EQ(open_dev(SMBD_DEV_OPEN_ARGS_INIT, why, dev), 0) << why;
+    smbd_dev_policy p;
+    smbd_dev_policy_init(&p, sizeof(p));
+    p.ciphers = nullptr;
+    EXPECT_EQ(smbd_dev_set_policy(dev.get(), &p), EINVAL);
+    EXPECT_NE(std::string(smbd_dev_errmsg(dev.get())).find("without its pointer"),
+              std::string::npos) << smbd_dev_errmsg(dev.get());
+    smbd_dev_policy_init(&p, sizeof(p));
+    p.size = 8;
+    EXPECT_EQ(smbd_dev_set_policy(dev.get(), &p), EINVAL);
+    smbd_dev_policy_init(&p, sizeof(p));
+    p.max_send_size = 64;	// below MS-SMBD's minimum of 128
+    EXPECT_EQ(smbd_dev_set_policy(dev.get(), &p), EINVAL);
+    EXPECT_NE(std::string(smbd_dev_errmsg(dev.get())).find("set the SMB Direct policy"),
+              std::string::npos) << smbd_dev_errmsg(dev.get());
+    // and a good one is taken
+    smbd_dev_policy_init(&p, sizeof(p));
+    EXPECT_EQ(smbd_dev_set_policy(dev.get(), &p), 0) << smbd_dev_errmsg(dev.get());
+}
+
+// The smbd side on the C API: SET_PARAMS and kSession registered; a bound
+// peer sends one SMB2 READ of kSize bytes over RDMA_V1 and waits until its
+// connection ends, unanswered.
+class LibsmbdDrop : public Scenario {
+protected:
+    void SetUp() override
+    {
+        Scenario::SetUp();
+        std::string why;
+        ASSERT_EQ(open_dev(SMBD_DEV_OPEN_ARGS_INIT, why, dev_), 0) << why;
+        smbd_dev_events *evs = nullptr;
+        ASSERT_EQ(smbd_dev_events_new(dev_.get(), &evs), 0);
+        events_.reset(evs);
+        smbd_dev_policy p;
+        smbd_dev_policy_init(&p, sizeof(p));
+        Params fast = fast_params();
+        p.keepalive_timeout_ms = fast.keepalive_timeout_ms;
+        p.negotiate_timeout_ms = fast.negotiate_timeout_ms;
+        p.accept_timeout_ms = fast.accept_timeout_ms;
+        ASSERT_EQ(smbd_dev_set_policy(dev_.get(), &p), 0)
+            << smbd_dev_errmsg(dev_.get());
+        ASSERT_EQ(smbd_dev_register_session(dev_.get(), kSession), 0);
+        smbd_dev_info info;
+        smbd_dev_get_info(dev_.get(), &info, sizeof(info));
+        pool_bytes_ = size_t{info.pool_buffers} * info.buffer_size;
+
+        peer_ = peer([]() -> std::string {
+            auto c = bound_client(kSession);
+            if (!c)
+                return c.error().message;
+            IoOptions o;
+            o.dialect = SMB2_DIALECT_311;
+            o.channel = CHANNEL_RDMA_V1;
+            o.max_size = kSize;
+            auto io = RdmaIo::create(**c, o);
+            if (!io)
+                return io.error().message;
+            if (auto st = (*io)->start(0, false, 0, kSize); !st)
+                return st.error().message;
+            // never answered: the smbd side drops the connection
+            if ((*io)->finish(30s))
+                return "the READ was answered";
+            return "";
+        });
+        auto ch = next(SMBD_EVENT_NEW_CHANNEL);
+        ASSERT_TRUE(ch) << "no NEW_CHANNEL; the peer: " << verdict(peer_);
+        conn_ = ch->e.conn_id;
+        std::string bad;
+        auto resp = smbd::responder::session_setup_response(ch->setup,
+                                                            kSession, &bad);
+        ASSERT_FALSE(resp.empty()) << bad;
+        iovec iov{resp.data(), resp.size()};
+        smbd_dev_pdu pdu{};
+        pdu.conn_id = conn_;
+        pdu.iov = &iov;
+        pdu.iovcnt = 1;
+        ASSERT_EQ(smbd_dev_send(dev_.get(), &pdu, 1, nullptr), 0)
+            << smbd_dev_errmsg(dev_.get());
+        auto req = next(SMBD_EVENT_PDU_RECEIVED);
+        ASSERT_TRUE(req) << "no READ; the peer: " << verdict(peer_);
+        request_ = req->data;
+        ASSERT_EQ(parse_read_request(request_, SMB2_DIALECT_311, read_),
+                  Rule::ok);
+        ASSERT_EQ(read_.length, kSize);
+    }
+
+    void TearDown() override
+    {
+        dev_.reset();
+        if (peer_.valid())
+            peer_.wait();
+        Scenario::TearDown();
+    }
+
+    // Fetches until an event of @type arrives (10 s); the others are kept.
+    std::optional<Ev> next(uint32_t type)
+    {
+        auto until = std::chrono::steady_clock::now() + 10s;
+        while (std::chrono::steady_clock::now() < until) {
+            pollfd p{smbd_dev_fd(dev_.get()), POLLIN, 0};
+            poll(&p, 1, 100);
+            size_t n = 0;
+            if (smbd_dev_fetch(dev_.get(), events_.get(), &n))
+                return std::nullopt;
+            for (size_t i = 0; i < n; i++)
+                seen_.emplace_back(*smbd_dev_events_at(events_.get(), i));
+            for (auto it = seen_.begin(); it != seen_.end(); ++it) {
+                if (it->e.type == type) {
+                    Ev ev = *it;
+                    seen_.erase(it);
+                    return ev;
+                }
+            }
+        }
+        return std::nullopt;
+    }
+
+    // Whether the whole pool can be lent right now.
+    bool whole_pool_free()
+    {
+        smbd_dev_buf *all = nullptr;
+        int err = smbd_dev_buf_alloc(dev_.get(), pool_bytes_, &all);
+        smbd_dev_buf_free(all);
+        EXPECT_TRUE(err == 0 || err == ENOBUFS) << smbd_dev_errmsg(dev_.get());
+        return err == 0;
+    }
+
+    smbd_dev_rdma write_op(smbd_dev_buf *buf) const
+    {
+        smbd_dev_rdma op{};
+        op.conn_id = conn_;
+        op.user_data = 42;
+        op.direction = SMBD_RW_WRITE_TO_PEER;
+        op.buf = buf;
+        op.length = kSize;
+        op.descs = read_.channel_info.data();
+        op.descs_len = read_.channel_info.size();
+        return op;
+    }
+
+    std::unique_ptr<smbd_dev, DevCloser> dev_;
+    std::unique_ptr<smbd_dev_events, DevCloser> events_;
+    std::deque<Ev> seen_;
+    size_t pool_bytes_ = 0;
+    uint64_t conn_ = 0;
+    std::vector<uint8_t> request_;
+    ReadRequest read_;
+    PeerResult peer_;
+};
+
+// Freed and disconnected mid-transfer: the memory stays lent until the
+// RDMA_DONE (ours, before the DISCONNECTED) is fetched, then all of the
+// pool can be had again.
+TEST_F(LibsmbdDrop, FreedMemoryStaysLentUntilRdmaDone)
+{
+    uint64_t total = 0;
+    ASSERT_EQ(smbd_dev_descs_check(dev_.get(), read_.channel_info.data(),
+                                   read_.channel_info.size(), &total), 0);
+    EXPECT_EQ(total, kSize);
+    smbd_dev_buf *buf = nullptr;
+    ASSERT_EQ(smbd_dev_buf_alloc(dev_.get(), kSize, &buf), 0);
+    std::fill_n(smbd_dev_buf_data(buf), kSize, 0x5a);
+    smbd_dev_rdma op = write_op(buf);
+    size_t started = 0;
+    ASSERT_EQ(smbd_dev_rdma_start(dev_.get(), &op, 1, &started), 0)
+        << smbd_dev_errmsg(dev_.get());
+    EXPECT_EQ(started, 1u);
+    smbd_dev_buf_free(buf);
+    ASSERT_EQ(smbd_dev_disconnect(dev_.get(), conn_), 0);
+    EXPECT_FALSE(whole_pool_free()) << "memory lent to a running transfer";
+
+    auto done = next(SMBD_EVENT_RDMA_DONE);
+    ASSERT_TRUE(done);
+    EXPECT_EQ(done->e.user_data, 42u);
+    EXPECT_TRUE(done->e.status == 0 || done->e.status == -ENOTCONN)
+        << done->e.status;
+    EXPECT_TRUE(whole_pool_free());
+    auto gone = next(SMBD_EVENT_DISCONNECTED);
+    ASSERT_TRUE(gone);
+    EXPECT_EQ(gone->e.reason, uint32_t{SMBD_REASON_LOCAL});
+    EXPECT_EQ(verdict(peer_), "");
+    EXPECT_TRUE(settled());
+    EXPECT_EQ(Counters::now()["rdma_inflight"], 0u);
+}
+
+// The same through the glue, with the tevent request freed while its
+// transfer runs, as smbd frees a dying connection's requests: no callback,
+// the loop goes on, and the memory comes back after the RDMA_DONE.
+TEST_F(LibsmbdDrop, TeventRequestFreedMidTransfer)
+{
+    TALLOC_CTX *mem = talloc_new(nullptr);
+    tevent_context *ev = tevent_context_init(mem);
+    ASSERT_TRUE(ev);
+    struct Seen {
+        std::vector<uint32_t> other;	// events for the default callback
+        std::vector<uint32_t> conn;	// for the attached connection
+        bool completed = false;
+    } seen;
+    auto record = [](const smbd_dev_event *e, void *v) {
+        static_cast<std::vector<uint32_t> *>(v)->push_back(e->type);
+    };
+    smbd_tevent *glue = smbd_tevent_setup(mem, ev, dev_.get(), record,
+                                          &seen.other);
+    ASSERT_TRUE(glue);
+    ASSERT_EQ(smbd_tevent_conn_attach(glue, conn_, record, &seen.conn), 0);
+    EXPECT_EQ(smbd_tevent_conn_attach(glue, conn_, record, &seen.conn),
+              EEXIST);
+
+    smbd_dev_buf *buf = nullptr;
+    ASSERT_EQ(smbd_dev_buf_alloc(dev_.get(), kSize, &buf), 0);
+    smbd_dev_rdma op = write_op(buf);
+    tevent_req *req = smbd_tevent_rdma_send(mem, ev, glue, &op);
+    ASSERT_TRUE(req);
+    tevent_req_set_callback(req, [](tevent_req *r) {
+        *static_cast<bool *>(tevent_req_callback_data_void(r)) = true;
+    }, &seen.completed);
+    talloc_free(req);
+    smbd_dev_buf_free(buf);
+    ASSERT_EQ(smbd_dev_disconnect(dev_.get(), conn_), 0);
+    EXPECT_FALSE(whole_pool_free());
+
+    auto until = std::chrono::steady_clock::now() + 10s;
+    while (seen.conn.empty() && std::chrono::steady_clock::now() < until) {
+        // a timer keeps each turn short
+        tevent_add_timer(ev, mem, tevent_timeval_current_ofs(0, 100000),
+                         [](tevent_context *, tevent_timer *, timeval,
+                            void *) {}, nullptr);
+        ASSERT_EQ(tevent_loop_once(ev), 0);
+    }
+    ASSERT_EQ(seen.conn, std::vector<uint32_t>{SMBD_EVENT_DISCONNECTED});
+    EXPECT_TRUE(seen.other.empty()) << "the orphaned RDMA_DONE leaked out";
+    EXPECT_FALSE(seen.completed);
+    EXPECT_TRUE(whole_pool_free());
+    talloc_free(mem);
+    EXPECT_EQ(verdict(peer_), "");
+    EXPECT_TRUE(settled());
+}
+
+} // namespace
+} // namespace scenario
