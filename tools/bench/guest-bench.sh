@@ -5,15 +5,21 @@
 # smbd-side responder serving, the client tool's bench mode driving), at
 # 1 MiB, 64 KiB and 4 KiB. An SMB2 READ is served by RDMA WRITE, so it is
 # compared with ib_write_bw; an SMB2 WRITE by RDMA READ, so with ib_read_bw.
-# Each size runs its four cases back to back, so that a ratio compares
+# The responder serves on libsmbd (smb2-*), on libsmbd's tevent glue
+# (tevent-smb2-*), and, where make bench could build it, as it was before
+# libsmbd, on raw ioctls (ioctl-smb2-*); libsmbd-vs-ioctl-* and
+# tevent-vs-ioctl-* are the library's cost (1.00: none).
+# Each size runs its cases back to back, so that a ratio compares
 # numbers taken under the same load. Prints one line per case,
 #   BENCH <case> <MB/s> ratio=<through the driver / raw>
 # (MB = 10^6 bytes), then
 #   BENCH summary cases=<n> min-ratio=<x> geomean-ratio=<y>
-# over the cases through the driver. Ratios only: it fails when a tool
-# fails or prints nothing parsable, never on a number.
+# over the smb2-* cases. Ratios only: it fails when a tool fails or prints
+# nothing parsable, never on a number.
 set -eu
 bin=$SMBD_BUILD/tools
+# the pre-libsmbd responder, built by make bench from history when it can
+ioctl_responder=$SMBD_BUILD/ioctl/tools/responder/smbdirect-responder
 dev=rxe0
 seconds=5	# per case; perftest measures between margins of D/4 s (1 s) at each end
 depth=16	# operations outstanding, for perftest (-t) and the client alike
@@ -187,8 +193,9 @@ detail() {
 	}'
 }
 
-# report CASE MBPS [BASE]: one BENCH line; a case through the driver has the
-# raw MB/s it is compared with, and its ratio counts in the summary
+# report CASE MBPS [BASE [nosummary]]: one BENCH line; a case through the
+# driver has the MB/s it is compared with, and its ratio counts in the
+# summary unless told not to
 report() {
 	if [ $# = 2 ]; then
 		echo "BENCH $1 $2 ratio=1.00"
@@ -197,22 +204,34 @@ report() {
 	ratio=$(awk -v v="$2" -v b="$3" 'BEGIN {
 		if (b <= 0) exit 1
 		printf "%.2f\n", v / b
-	}') || fail "$1: the raw case it is compared with measured $3 MB/s"
+	}') || fail "$1: the case it is compared with measured $3 MB/s"
 	echo "BENCH $1 $2 ratio=$ratio"
-	echo "$2 $3" >>"$work/ratios"
+	[ $# = 4 ] || echo "$2 $3" >>"$work/ratios"
+}
+
+# start_responder BINARY [OPTION]: serving new sessions, in the background
+start_responder() {
+	"$@" --no-io-log >"$work/responder.log" 2>&1 &
+	responder=$!
+	i=0
+	until grep -q "LISTEN: new sessions" "$work/responder.log"; do
+		kill -0 "$responder" 2>/dev/null || { show "$work/responder.log"; fail "the responder exited: $*"; }
+		i=$((i + 1))
+		[ $i -lt 300 ] || { show "$work/responder.log"; fail "the responder did not start: $*"; }
+		sleep 0.1
+	done
+}
+
+stop_responder() {
+	kill -TERM "$responder"
+	wait "$responder" || { show "$work/responder.log"; fail "the responder failed"; }
+	responder=
 }
 
 echo "bench: $dev on smbd0 at $SMBD_ADDR, ${seconds}s per case, $depth operations outstanding, MB = 10^6 bytes"
 
-"$bin/responder/smbdirect-responder" --no-io-log >"$work/responder.log" 2>&1 &
-responder=$!
-i=0
-until grep -q "LISTEN: new sessions" "$work/responder.log"; do
-	kill -0 "$responder" 2>/dev/null || { show "$work/responder.log"; fail "the responder exited"; }
-	i=$((i + 1))
-	[ $i -lt 300 ] || { show "$work/responder.log"; fail "the responder did not start"; }
-	sleep 0.1
-done
+[ -x "$ioctl_responder" ] ||
+	echo "BENCH-SKIP ioctl-smb2-*: no pre-libsmbd responder was built (its commit is not in this clone)"
 
 nobench=
 : >"$work/ratios"
@@ -224,14 +243,38 @@ for size in $sizes; do
 	raw read "$size"
 	read=$mbps
 	report "raw-read-$l" "$read"
-	[ -z "$nobench" ] || continue
+
+	start_responder "$bin/responder/smbdirect-responder"
 	latency >"$work/lat"
-	smb2 read "$size" && report "smb2-read-$l" "$mbps" "$write" &&
-		detail "smb2-read-$l" "$work/lat"
-	[ -z "$nobench" ] || continue
+	smb2 read "$size" || break
+	lib_read=$mbps
+	report "smb2-read-$l" "$mbps" "$write" && detail "smb2-read-$l" "$work/lat"
 	latency >"$work/lat"
-	smb2 write "$size" && report "smb2-write-$l" "$mbps" "$read" &&
-		detail "smb2-write-$l" "$work/lat"
+	smb2 write "$size"
+	lib_write=$mbps
+	report "smb2-write-$l" "$mbps" "$read" && detail "smb2-write-$l" "$work/lat"
+	stop_responder
+
+	start_responder "$bin/responder/smbdirect-responder" --tevent
+	smb2 read "$size"
+	report "tevent-smb2-read-$l" "$mbps" "$write" nosummary
+	tevent_read=$mbps
+	smb2 write "$size"
+	report "tevent-smb2-write-$l" "$mbps" "$read" nosummary
+	tevent_write=$mbps
+	stop_responder
+
+	[ -x "$ioctl_responder" ] || continue
+	start_responder "$ioctl_responder"
+	smb2 read "$size"
+	report "ioctl-smb2-read-$l" "$mbps" "$write" nosummary
+	report "libsmbd-vs-ioctl-read-$l" "$lib_read" "$mbps" nosummary
+	report "tevent-vs-ioctl-read-$l" "$tevent_read" "$mbps" nosummary
+	smb2 write "$size"
+	report "ioctl-smb2-write-$l" "$mbps" "$read" nosummary
+	report "libsmbd-vs-ioctl-write-$l" "$lib_write" "$mbps" nosummary
+	report "tevent-vs-ioctl-write-$l" "$tevent_write" "$mbps" nosummary
+	stop_responder
 done
 
 awk '
@@ -243,8 +286,5 @@ END {
 		print "BENCH summary cases=0 min-ratio=none geomean-ratio=none"
 }' "$work/ratios"
 
-kill -TERM "$responder"
-wait "$responder" || { show "$work/responder.log"; fail "the responder failed"; }
-responder=
 [ -z "$nobench" ] ||
 	fail "smbdirect-client has no bench mode: it refused '--bench' (it must take --bench read|write --size BYTES --depth N --seconds S and print one line 'BENCHRESULT op= size= depth= ops= bytes= seconds= mbps='); only the raw cases ran"
