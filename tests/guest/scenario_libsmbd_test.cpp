@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <deque>
+#include <numeric>
 #include <thread>
 
 #include <libsmbd-tevent.h>
@@ -333,6 +334,78 @@ TEST_F(LibsmbdDrop, TeventRequestFreedMidTransfer)
     talloc_free(mem);
     EXPECT_EQ(verdict(peer_), "");
     EXPECT_TRUE(settled());
+}
+
+// More transfers than the kernel takes at once (out_max_events): the rest
+// wait in the glue, start as earlier ones finish, and every request
+// completes, in the order it was made.
+TEST_F(LibsmbdDrop, TeventTransfersPastTheKernelsBoundWaitAndAllComplete)
+{
+    TALLOC_CTX *mem = talloc_new(nullptr);
+    tevent_context *ev = tevent_context_init(mem);
+    ASSERT_TRUE(ev);
+    smbd_tevent *glue = smbd_tevent_setup(
+        mem, ev, dev_.get(), [](const smbd_dev_event *, void *) {}, nullptr);
+    ASSERT_TRUE(glue);
+    smbd_dev_info info;
+    smbd_dev_get_info(dev_.get(), &info, sizeof(info));
+    const size_t n = info.max_events + 64;
+    constexpr uint32_t kPiece = 4096;
+    smbd_dev_buf *buf = nullptr;
+    ASSERT_EQ(smbd_dev_buf_alloc(dev_.get(), kPiece, &buf), 0);
+    smbd_dev_rdma op = write_op(buf);
+    op.length = kPiece;
+
+    struct Done {
+        std::vector<size_t> order;
+        size_t failed = 0;
+        uint64_t bytes = 0;
+    } done;
+    struct Callback {
+        Done *done;
+        size_t n;
+    };
+    for (size_t i = 0; i < n; i++) {
+        tevent_req *req = smbd_tevent_rdma_send(mem, ev, glue, &op);
+        ASSERT_TRUE(req);
+        auto *cb = talloc(req, Callback);
+        ASSERT_TRUE(cb);
+        *cb = {&done, i};
+        tevent_req_set_callback(req, [](tevent_req *r) {
+            Callback c = *static_cast<Callback *>(
+                tevent_req_callback_data_void(r));
+            uint64_t bytes = 0;
+            int err = smbd_tevent_rdma_recv(r, &bytes);
+            talloc_free(r);
+            c.done->order.push_back(c.n);
+            c.done->failed += err != 0;
+            c.done->bytes += bytes;
+        }, cb);
+    }
+    // nothing fetched yet: the kernel is full, so some of them wait
+    size_t started = 0;
+    EXPECT_EQ(smbd_dev_rdma_start(dev_.get(), &op, 1, &started), EAGAIN);
+
+    auto until = std::chrono::steady_clock::now() + 60s;
+    while (done.order.size() < n && std::chrono::steady_clock::now() < until) {
+        tevent_add_timer(ev, mem, tevent_timeval_current_ofs(0, 100000),
+                         [](tevent_context *, tevent_timer *, timeval,
+                            void *) {}, nullptr);
+        ASSERT_EQ(tevent_loop_once(ev), 0);
+    }
+    ASSERT_EQ(done.order.size(), n);
+    std::vector<size_t> in_order(n);
+    std::iota(in_order.begin(), in_order.end(), size_t{0});
+    EXPECT_EQ(done.order, in_order);
+    EXPECT_EQ(done.failed, 0u);
+    EXPECT_EQ(done.bytes, uint64_t{n} * kPiece);
+    EXPECT_EQ(delta("rdma_writes"), int64_t(n));
+    smbd_dev_buf_free(buf);
+    talloc_free(mem);
+    EXPECT_TRUE(whole_pool_free());
+    ASSERT_EQ(smbd_dev_disconnect(dev_.get(), conn_), 0);
+    EXPECT_TRUE(next(SMBD_EVENT_DISCONNECTED));
+    EXPECT_EQ(verdict(peer_), "");
 }
 
 } // namespace
