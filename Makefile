@@ -94,21 +94,26 @@ unit: build
 vm: module unit install-check
 	SMBD_BUILD=$(BUILD) tools/vm/run.sh tests/vm/tier.sh
 
+# Only the library: a host that builds Samba needs neither the tests'
+# nor the tools' dependencies.
 install:
 	cmake -S . -B $(INSTALL_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-		-DSMBD_SANITIZE=OFF -DSMBD_WERROR=OFF \
+		-DSMBD_SANITIZE=OFF -DSMBD_WERROR=OFF -DSMBD_LIBRARY_ONLY=ON \
 		-DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	cmake --build $(INSTALL_BUILD) -j$(JOBS) --target smbd smbd-tevent \
 		>$(INSTALL_BUILD)/build.log 2>&1 || \
 		{ tail -n 40 $(INSTALL_BUILD)/build.log; exit 1; }
 	DESTDIR=$(DESTDIR) cmake --install $(INSTALL_BUILD)
 
-# A prefix outside the system's, so that pkg-config keeps its paths.
+# A prefix outside the system's, so that pkg-config keeps its paths; a
+# build tree of its own, so that a root-owned make install tree is not
+# needed.
 install-check:
-	rm -rf $(BUILD)/install-check
+	rm -rf $(abspath $(BUILD))/install-check
 	$(MAKE) --no-print-directory install PREFIX=/opt/libsmbd \
-		DESTDIR=$(CURDIR)/$(BUILD)/install-check/root >/dev/null
-	tests/install/check.sh $(CURDIR)/$(BUILD)/install-check /opt/libsmbd
+		INSTALL_BUILD=$(abspath $(BUILD))/install-check-build \
+		DESTDIR=$(abspath $(BUILD))/install-check/root >/dev/null
+	tests/install/check.sh $(abspath $(BUILD))/install-check /opt/libsmbd
 
 fuzz:
 	cmake -S . -B $(BUILD)/fuzz -DSMBD_FUZZ=ON -DCMAKE_C_COMPILER=clang \

@@ -60,8 +60,10 @@ void smbd_tevent_conn_detach(struct smbd_tevent *glue, uint64_t conn_id);
  * has too many unfinished, the transfer waits in the glue and starts,
  * in order, as earlier ones finish. The request completes when the glue
  * dispatches the transfer's RDMA_DONE, in the order of the device's events:
- * before its connection's DISCONNECTED. op->buf must stay allocated until
- * the request completes or is freed.
+ * before its connection's DISCONNECTED (a transfer still waiting then
+ * fails with ENOTCONN). op->buf must stay allocated until the request
+ * completes or is freed. The glue's transfers carry user_data with the top
+ * bit set; transfers started on the handle directly must not.
  *
  * Freeing the request before it completes is allowed (smbd frees the
  * requests of a connection that goes away): a transfer that has not

@@ -282,7 +282,7 @@ int smbd_dev_send(struct smbd_dev *dev, const struct smbd_dev_pdu *pdus,
  * Lends @len bytes (1..what one transfer may move) of the mapped pool as one
  * contiguous range; the pool is mapped on the first call. ENOBUFS: not
  * enough free buffers now (retry after a buffer is freed); EMSGSIZE: more
- * than the pool can ever give at once.
+ * than the pool can ever give at once, or than one transfer can move.
  */
 int smbd_dev_buf_alloc(struct smbd_dev *dev, size_t len,
 		       struct smbd_dev_buf **bufp);

@@ -161,20 +161,22 @@ std::error_code Handle::fetch(EventBatch &batch)
     std::span<const uint8_t> data(batch.data.data(), g.out_data_used);
     for (uint32_t i = 0; i < g.out_count; i++) {
         smbd_dev_event ev;
-        if (!decode_event(batch.raw[i], data, ev)) {
-            // a kernel bug: the event is dropped, the others are delivered
-            fail(Step::fetch, EPROTO,
-                 "(event " + std::to_string(batch.raw[i].type) +
-                     " points outside its data; dropped)");
-            continue;
-        }
-        if (ev.type == SMBD_EVENT_RDMA_DONE) {
-            auto it = in_flight_.find(ev.user_data);
+        bool ok = decode_event(batch.raw[i], data, ev);
+        // a transfer's record ends with its RDMA_DONE, even a bad one
+        if (batch.raw[i].type == SMBD_EVENT_RDMA_DONE) {
+            auto it = in_flight_.find(batch.raw[i].user_data);
             if (it != in_flight_.end()) {
                 ev.user_data = it->second.user_data;
                 unpin(it->second.lease);
                 in_flight_.erase(it);
             }
+        }
+        if (!ok) {
+            // a kernel bug: the event is dropped, the others are delivered
+            fail(Step::fetch, EPROTO,
+                 "(event " + std::to_string(batch.raw[i].type) +
+                     " points outside its data; dropped)");
+            continue;
         }
         batch.events.push_back(ev);
     }
@@ -189,15 +191,21 @@ std::error_code Handle::send(std::span<const smbd_dev_pdu> pdus, size_t &sent)
     std::vector<smbd_iovec> iovs;
     while (sent < pdus.size()) {
         auto chunk = pdus.subspan(sent, std::min(max, pdus.size() - sent));
-        size_t total_iovs = 0;
-        for (const smbd_dev_pdu &p : chunk) {
+        // the PDUs before an invalid one go first; the next round reports
+        // it
+        size_t n = 0, total_iovs = 0;
+        for (; n < chunk.size(); n++) {
+            const smbd_dev_pdu &p = chunk[n];
             if ((!p.iov && p.iovcnt) || p.iovcnt > info_.out_max_iovs)
-                return fail(Step::send, EINVAL,
-                            "(" + std::to_string(p.iovcnt) +
-                                " iovecs, at most " +
-                                std::to_string(info_.out_max_iovs) + ")");
+                break;
             total_iovs += p.iovcnt;
         }
+        if (!n)
+            return fail(Step::send, EINVAL,
+                        "(" + std::to_string(chunk[0].iovcnt) +
+                            " iovecs, at most " +
+                            std::to_string(info_.out_max_iovs) + ")");
+        chunk = chunk.first(n);
         // reserved up front: the entries point into it
         iovs.clear();
         iovs.reserve(total_iovs);
@@ -253,6 +261,13 @@ std::error_code Handle::alloc(size_t len, Lease *&out)
         return fail(Step::alloc, EMSGSIZE,
                     "of " + std::to_string(len) + " bytes");
     uint32_t n = pool_.needed(len);
+    // one slice per buffer: a run the kernel cannot take in one transfer
+    // would never move
+    if (n > info_.out_max_slices)
+        return fail(Step::alloc, EMSGSIZE,
+                    "of " + std::to_string(len) + " bytes (" +
+                        std::to_string(n) + " buffers, a transfer takes " +
+                        std::to_string(info_.out_max_slices) + ")");
     auto first = pool_.take(n);
     if (!first)
         return fail(Step::alloc, ENOBUFS,
@@ -363,24 +378,36 @@ std::error_code Handle::rdma_start(std::span<const smbd_dev_rdma> ops,
             slices.insert(slices.end(), s.begin(), s.end());
             ids.push_back(r.user_data);
         }
-        // room for the records first: once started, a transfer must be
-        // tracked
-        in_flight_.reserve(in_flight_.size() + n);
+        // the records first: once started, a transfer must be tracked, and
+        // nothing may throw after the kernel took it
+        auto forget = [&](size_t from) {
+            for (size_t i = from; i < ids.size(); i++)
+                in_flight_.erase(ids[i]);
+        };
+        try {
+            for (size_t i = 0; i < n; i++)
+                in_flight_.emplace(ids[i], InFlight{chunk[i].user_data,
+                                                    chunk[i].buf});
+        } catch (...) {
+            forget(0);
+            throw;
+        }
         smbd_rdma_rw rw{};
         rw.size = sizeof(rw);
         rw.count = static_cast<uint32_t>(n);
         rw.op_size = sizeof(smbd_rw_op);
         rw.ops_ptr = reinterpret_cast<uintptr_t>(raw.data());
-        if (auto ec = ioctl(Step::rdma, SMBD_IOC_RDMA_RW, &rw))
+        std::error_code ec = ioctl(Step::rdma, SMBD_IOC_RDMA_RW, &rw);
+        if (!ec && (!rw.out_done || rw.out_done > n))
+            ec = fail(Step::rdma, EPROTO);
+        if (ec) {
+            forget(0);
             return ec;
-        if (!rw.out_done || rw.out_done > n)
-            return fail(Step::rdma, EPROTO);
-        // only what started holds its memory until RDMA_DONE
-        for (size_t i = 0; i < rw.out_done; i++) {
-            chunk[i].buf->pins++;
-            in_flight_.emplace(ids[i], InFlight{chunk[i].user_data,
-                                                chunk[i].buf});
         }
+        // only what started holds its memory until RDMA_DONE
+        forget(rw.out_done);
+        for (size_t i = 0; i < rw.out_done; i++)
+            chunk[i].buf->pins++;
         started += rw.out_done;
     }
     return {};

@@ -41,13 +41,17 @@ struct Glue {
     // running transfers by id; a freed request leaves nullptr behind
     std::unordered_map<uint64_t, RdmaState *> running;
     std::deque<RdmaState *> waiting;
-    uint64_t next_id = 1;
+    // the glue's user_data have the top bit set: an RDMA_DONE of a
+    // transfer someone started on the handle directly is not the glue's
+    static constexpr uint64_t tag = 1ull << 63;
+    uint64_t next_id = tag | 1;
 
     ~Glue() { smbd_dev_events_free(events); }
     // 0, EAGAIN (try again later) or why the kernel refused it
     int start(RdmaState *s);
     void start_waiting();
     void complete(const struct smbd_dev_event *e);
+    void fail_waiting(uint64_t conn_id);
     void dispatch(const struct smbd_dev_event *e);
     void readable();
 };
@@ -62,15 +66,17 @@ namespace {
 
 int Glue::start(RdmaState *s)
 {
-    // room for the record first: once started, a transfer must be tracked
-    running.reserve(running.size() + 1);
-    s->op.user_data = next_id++;
+    // the record first: once started, a transfer must be tracked
+    uint64_t id = next_id++;
+    running.emplace(id, s);
+    s->op.user_data = id;
     size_t started = 0;
     int err = smbd_dev_rdma_start(dev, &s->op, 1, &started);
-    if (err)
+    if (err) {
+        running.erase(id);
         return err;
-    s->id = s->op.user_data;
-    running.emplace(s->id, s);
+    }
+    s->id = id;
     return 0;
 }
 
@@ -95,6 +101,8 @@ void Glue::start_waiting()
 
 void Glue::complete(const struct smbd_dev_event *e)
 {
+    if (!(e->user_data & tag))
+        return;
     auto it = running.find(e->user_data);
     if (it == running.end())
         return;
@@ -111,12 +119,32 @@ void Glue::complete(const struct smbd_dev_event *e)
     tevent_req_done(s->req);
 }
 
+// A connection's transfers still waiting will never start: they end
+// before its DISCONNECTED is delivered. One at a time, since a callback
+// may free other requests.
+void Glue::fail_waiting(uint64_t conn_id)
+{
+    for (;;) {
+        auto it = std::find_if(waiting.begin(), waiting.end(),
+                               [&](RdmaState *s) {
+                                   return s->op.conn_id == conn_id;
+                               });
+        if (it == waiting.end())
+            return;
+        RdmaState *s = *it;
+        waiting.erase(it);
+        tevent_req_error(s->req, ENOTCONN);
+    }
+}
+
 void Glue::dispatch(const struct smbd_dev_event *e)
 {
     if (e->type == SMBD_EVENT_RDMA_DONE) {
         complete(e);
         return;
     }
+    if (e->type == SMBD_EVENT_DISCONNECTED)
+        fail_waiting(e->conn_id);
     auto it = e->type == SMBD_EVENT_NEW_CONNECTION ? conns.end()
                                                    : conns.find(e->conn_id);
     if (it == conns.end()) {
@@ -169,7 +197,9 @@ int rdma_state_destructor(RdmaState *s)
     if (!g)
         return 0;
     if (s->id) {
-        g->running[s->id] = nullptr;
+        auto it = g->running.find(s->id);
+        if (it != g->running.end())
+            it->second = nullptr;
     } else {
         auto it = std::find(g->waiting.begin(), g->waiting.end(), s);
         if (it != g->waiting.end())
@@ -276,7 +306,7 @@ struct tevent_req *smbd_tevent_rdma_send(TALLOC_CTX *mem_ctx,
             return tevent_req_post(req, ev);
         }
     } catch (...) {
-        // nothing started: the record's room is made first
+        // nothing started: the record is made first
         tevent_req_error(req, ENOMEM);
         return tevent_req_post(req, ev);
     }

@@ -283,9 +283,32 @@ TEST_F(LibsmbdDrop, FreedMemoryStaysLentUntilRdmaDone)
     EXPECT_EQ(Counters::now()["rdma_inflight"], 0u);
 }
 
+// A batch with an invalid PDU sends those before it, then reports it.
+TEST_F(LibsmbdDrop, SendStopsAtAnInvalidPduAfterSendingThoseBefore)
+{
+    iovec iov{request_.data(), request_.size()};
+    smbd_dev_pdu pdus[2] = {};
+    pdus[0].conn_id = conn_;
+    pdus[0].iov = &iov;
+    pdus[0].iovcnt = 1;
+    pdus[1] = pdus[0];
+    pdus[1].iovcnt = 100000;	// more iovecs than a PDU takes
+    size_t sent = 9;
+    Counters before = Counters::now();
+    EXPECT_EQ(smbd_dev_send(dev_.get(), pdus, 2, &sent), EINVAL);
+    EXPECT_EQ(sent, 1u);
+    EXPECT_NE(std::string(smbd_dev_errmsg(dev_.get())).find("iovecs, at most"),
+              std::string::npos) << smbd_dev_errmsg(dev_.get());
+    // counted when its send completes
+    for (int i = 0; i < 100 && !Counters::now().delta(before, "pdus_sent"); i++)
+        std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(Counters::now().delta(before, "pdus_sent"), 1);
+}
+
 // The same through the glue, with the tevent request freed while its
 // transfer runs, as smbd frees a dying connection's requests: no callback,
-// the loop goes on, and the memory comes back after the RDMA_DONE.
+// the memory comes back after the RDMA_DONE, and a transfer started after
+// it completes with its own RDMA_DONE, not the orphan's.
 TEST_F(LibsmbdDrop, TeventRequestFreedMidTransfer)
 {
     TALLOC_CTX *mem = talloc_new(nullptr);
@@ -294,7 +317,10 @@ TEST_F(LibsmbdDrop, TeventRequestFreedMidTransfer)
     struct Seen {
         std::vector<uint32_t> other;	// events for the default callback
         std::vector<uint32_t> conn;	// for the attached connection
-        bool completed = false;
+        bool orphan_completed = false;
+        bool second_completed = false;
+        int second_err = -1;
+        uint64_t second_bytes = 0;
     } seen;
     auto record = [](const smbd_dev_event *e, void *v) {
         static_cast<std::vector<uint32_t> *>(v)->push_back(e->type);
@@ -305,32 +331,57 @@ TEST_F(LibsmbdDrop, TeventRequestFreedMidTransfer)
     ASSERT_EQ(smbd_tevent_conn_attach(glue, conn_, record, &seen.conn), 0);
     EXPECT_EQ(smbd_tevent_conn_attach(glue, conn_, record, &seen.conn),
               EEXIST);
+    // each turn of the loop is short
+    auto turn = [&] {
+        tevent_add_timer(ev, mem, tevent_timeval_current_ofs(0, 100000),
+                         [](tevent_context *, tevent_timer *, timeval,
+                            void *) {}, nullptr);
+        return tevent_loop_once(ev) == 0;
+    };
 
-    smbd_dev_buf *buf = nullptr;
+    smbd_dev_buf *buf = nullptr, *small = nullptr;
     ASSERT_EQ(smbd_dev_buf_alloc(dev_.get(), kSize, &buf), 0);
+    ASSERT_EQ(smbd_dev_buf_alloc(dev_.get(), 4096, &small), 0);
     smbd_dev_rdma op = write_op(buf);
     tevent_req *req = smbd_tevent_rdma_send(mem, ev, glue, &op);
     ASSERT_TRUE(req);
     tevent_req_set_callback(req, [](tevent_req *r) {
-        *static_cast<bool *>(tevent_req_callback_data_void(r)) = true;
-    }, &seen.completed);
+        static_cast<Seen *>(tevent_req_callback_data_void(r))
+            ->orphan_completed = true;
+    }, &seen);
     talloc_free(req);
     smbd_dev_buf_free(buf);
-    ASSERT_EQ(smbd_dev_disconnect(dev_.get(), conn_), 0);
-    EXPECT_FALSE(whole_pool_free());
 
-    auto until = std::chrono::steady_clock::now() + 10s;
-    while (seen.conn.empty() && std::chrono::steady_clock::now() < until) {
-        // a timer keeps each turn short
-        tevent_add_timer(ev, mem, tevent_timeval_current_ofs(0, 100000),
-                         [](tevent_context *, tevent_timer *, timeval,
-                            void *) {}, nullptr);
-        ASSERT_EQ(tevent_loop_once(ev), 0);
-    }
-    ASSERT_EQ(seen.conn, std::vector<uint32_t>{SMBD_EVENT_DISCONNECTED});
-    EXPECT_TRUE(seen.other.empty()) << "the orphaned RDMA_DONE leaked out";
-    EXPECT_FALSE(seen.completed);
+    smbd_dev_rdma second = write_op(small);
+    second.length = 4096;
+    req = smbd_tevent_rdma_send(mem, ev, glue, &second);
+    ASSERT_TRUE(req);
+    tevent_req_set_callback(req, [](tevent_req *r) {
+        auto *s = static_cast<Seen *>(tevent_req_callback_data_void(r));
+        s->second_err = smbd_tevent_rdma_recv(r, &s->second_bytes);
+        s->second_completed = true;
+        talloc_free(r);
+    }, &seen);
+    EXPECT_FALSE(whole_pool_free()) << "memory lent to a running transfer";
+
+    auto until = std::chrono::steady_clock::now() + 20s;
+    while (!seen.second_completed && std::chrono::steady_clock::now() < until)
+        ASSERT_TRUE(turn());
+    ASSERT_TRUE(seen.second_completed);
+    EXPECT_EQ(seen.second_err, 0);
+    EXPECT_EQ(seen.second_bytes, 4096u);
+    EXPECT_FALSE(seen.orphan_completed);
+    smbd_dev_buf_free(small);
+    // the orphan's RDMA_DONE came before the second's
     EXPECT_TRUE(whole_pool_free());
+
+    ASSERT_EQ(smbd_dev_disconnect(dev_.get(), conn_), 0);
+    until = std::chrono::steady_clock::now() + 10s;
+    while (seen.conn.empty() && std::chrono::steady_clock::now() < until)
+        ASSERT_TRUE(turn());
+    EXPECT_EQ(seen.conn, std::vector<uint32_t>{SMBD_EVENT_DISCONNECTED});
+    EXPECT_TRUE(seen.other.empty()) << "an event of the attached connection "
+                                       "reached the default callback";
     talloc_free(mem);
     EXPECT_EQ(verdict(peer_), "");
     EXPECT_TRUE(settled());

@@ -268,11 +268,12 @@ int Responder::serve_tevent()
                                stop_handler, &stopped)) {
         if (!child_)
             tick(ev_, nullptr, {}, this);
+        log("serving on a tevent loop through libsmbd-tevent");
         err = 0;
     }
     while (!err) {
         if (tevent_loop_once(ev_) != 0) {
-            err = errno;
+            err = errno ? errno : EIO;
             break;
         }
         if (stopped) {
