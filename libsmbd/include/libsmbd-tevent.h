@@ -56,9 +56,10 @@ int smbd_tevent_conn_attach(struct smbd_tevent *glue, uint64_t conn_id,
 void smbd_tevent_conn_detach(struct smbd_tevent *glue, uint64_t conn_id);
 
 /*
- * Starts one RDMA transfer (op->user_data is not used). When the kernel
- * has too many unfinished, the transfer waits in the glue and starts,
- * in order, as earlier ones finish. The request completes when the glue
+ * Queues one RDMA transfer (op->user_data is not used). The transfers
+ * queued in one turn of the loop start together, in order, in one call
+ * into the kernel; when it has too many unfinished, the rest wait in the
+ * glue and start as earlier ones finish. The request completes when the glue
  * dispatches the transfer's RDMA_DONE, in the order of the device's events:
  * before its connection's DISCONNECTED (a transfer still waiting then
  * fails with ENOTCONN). op->buf must stay allocated until the request

@@ -56,7 +56,8 @@ struct smbd_dev_buf;	/* pool memory lent to one transfer */
 /*
  * struct smbd_dev_open_args - what smbd_dev_open needs
  * @size: sizeof(struct smbd_dev_open_args) (the struct may grow)
- * @abi_version: SMBD_ABI_VERSION the caller was built with
+ * @abi_version: SMBD_ABI_VERSION the caller was built with; the library
+ *	and the kernel must be at least that new
  * @required_features: SMBD_FEATURE_* bits the caller cannot work without
  * @path: the device node; NULL for /dev/smbd
  */
@@ -71,8 +72,9 @@ struct smbd_dev_open_args {
 	{ sizeof(struct smbd_dev_open_args), SMBD_ABI_VERSION, 0, NULL }
 
 /*
- * Opens the device (non-blocking, close-on-exec) and checks that the kernel
- * speaks @args->abi_version (EPROTONOSUPPORT) and offers every required
+ * Opens the device (non-blocking, close-on-exec) and checks that the library
+ * and the kernel speak @args->abi_version or a newer one (EPROTONOSUPPORT)
+ * and that the kernel offers every required
  * feature (EOPNOTSUPP). On failure *devp is NULL and @errbuf (if given)
  * holds why, e.g. that the module is not loaded.
  */

@@ -53,9 +53,9 @@ const char *hint(Step step, int err)
             return "only the listening master's user may accept";
         return "the device node's permissions do not allow this process";
     case EPROTONOSUPPORT:
-        return "the kernel module and this program were built for different "
-               "ABI versions: rebuild against the installed "
-               "<linux/smbd.h> or load the matching module";
+        return "this program was built for a newer ABI than the library "
+               "or the kernel module offers: update them, or rebuild the "
+               "program against the installed headers";
     case EOPNOTSUPP:
         return "the loaded module lacks a feature this program requires: "
                "update smbdirect.ko";

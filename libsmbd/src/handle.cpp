@@ -32,13 +32,21 @@ std::error_code Handle::open(const OpenOptions &opts,
                              std::unique_ptr<Handle> &out, std::string &msg)
 {
     std::unique_ptr<Handle> h(new Handle());
-    h->dev_ = device::Device(O_NONBLOCK, opts.path.c_str());
     std::error_code ec;
-    if (!h->dev_.ok())
+    // The ABI grows compatibly (structs with sizes, feature bits): a
+    // program works with a library and a kernel at least as new as the
+    // header it was built with, not with older ones.
+    if (!opts.abi_version || opts.abi_version > SMBD_ABI_VERSION)
+        ec = h->fail(Step::open, EPROTONOSUPPORT,
+                     opts.path + " (library ABI " +
+                         std::to_string(SMBD_ABI_VERSION) + ", program ABI " +
+                         std::to_string(opts.abi_version) + ")");
+    else if (h->dev_ = device::Device(O_NONBLOCK, opts.path.c_str());
+             !h->dev_.ok())
         ec = h->fail(Step::open, h->dev_.error(), opts.path);
     else if (int err = h->dev_.info(h->info_))
         ec = h->fail(Step::info, err);
-    else if (h->info_.out_abi_version != opts.abi_version)
+    else if (h->info_.out_abi_version < opts.abi_version)
         ec = h->fail(Step::open, EPROTONOSUPPORT,
                      opts.path + " (kernel ABI " +
                          std::to_string(h->info_.out_abi_version) +

@@ -11,6 +11,7 @@
 #include <deque>
 #include <new>
 #include <unordered_map>
+#include <vector>
 
 namespace {
 
@@ -35,6 +36,8 @@ struct Glue {
     struct smbd_dev *dev = nullptr;
     struct smbd_dev_events *events = nullptr;
     struct tevent_fd *fde = nullptr;
+    // starts what rdma_send queued in this turn of the loop, together
+    struct tevent_immediate *kick = nullptr;
     smbd_tevent_fn default_fn = nullptr;
     void *private_data = nullptr;
     std::unordered_map<uint64_t, Conn> conns;
@@ -45,10 +48,10 @@ struct Glue {
     // transfer someone started on the handle directly is not the glue's
     static constexpr uint64_t tag = 1ull << 63;
     uint64_t next_id = tag | 1;
+    std::vector<struct smbd_dev_rdma> batch;
 
     ~Glue() { smbd_dev_events_free(events); }
-    // 0, EAGAIN (try again later) or why the kernel refused it
-    int start(RdmaState *s);
+    int start_batch(size_t &started);
     void start_waiting();
     void complete(const struct smbd_dev_event *e);
     void fail_waiting(uint64_t conn_id);
@@ -64,39 +67,56 @@ struct smbd_tevent {
 
 namespace {
 
-int Glue::start(RdmaState *s)
+// Starts the waiting transfers in one call; @started of them run. The
+// records come first: once started, a transfer must be tracked.
+int Glue::start_batch(size_t &started)
 {
-    // the record first: once started, a transfer must be tracked
-    uint64_t id = next_id++;
-    running.emplace(id, s);
-    s->op.user_data = id;
-    size_t started = 0;
-    int err = smbd_dev_rdma_start(dev, &s->op, 1, &started);
-    if (err) {
-        running.erase(id);
-        return err;
+    started = 0;
+    size_t n = waiting.size();
+    int err = 0;
+    try {
+        batch.clear();
+        for (RdmaState *s : waiting) {
+            s->op.user_data = next_id++;
+            running.emplace(s->op.user_data, s);
+            batch.push_back(s->op);
+        }
+    } catch (...) {
+        err = ENOMEM;
     }
-    s->id = id;
-    return 0;
+    if (!err)
+        err = smbd_dev_rdma_start(dev, batch.data(), n, &started);
+    for (size_t i = 0; i < n; i++) {
+        RdmaState *s = waiting[i];
+        if (i < started)
+            s->id = s->op.user_data;
+        else
+            running.erase(s->op.user_data);
+    }
+    waiting.erase(waiting.begin(),
+                  waiting.begin() + static_cast<std::ptrdiff_t>(started));
+    return err;
 }
 
-// Starts what waited, in order, until the kernel is full again.
+// Starts what waits, in order, until the kernel is full again (EAGAIN);
+// a transfer it refuses fails alone.
 void Glue::start_waiting()
 {
     while (!waiting.empty()) {
-        RdmaState *s = waiting.front();
-        int err;
-        try {
-            err = start(s);
-        } catch (...) {
-            err = ENOMEM;
-        }
-        if (err == EAGAIN)
+        size_t started = 0;
+        int err = start_batch(started);
+        if (!err || err == EAGAIN)
             return;
+        RdmaState *s = waiting.front();
         waiting.pop_front();
-        if (err)
-            tevent_req_error(s->req, err);
+        tevent_req_error(s->req, err);
     }
+}
+
+void kick_handler(struct tevent_context *, struct tevent_immediate *,
+                  void *glue)
+{
+    static_cast<Glue *>(glue)->start_waiting();
 }
 
 void Glue::complete(const struct smbd_dev_event *e)
@@ -244,7 +264,8 @@ struct smbd_tevent *smbd_tevent_setup(TALLOC_CTX *mem_ctx,
     }
     g->fde = tevent_add_fd(ev, t, smbd_dev_fd(dev), TEVENT_FD_READ,
                            fd_handler, g);
-    if (!g->fde) {
+    g->kick = tevent_create_immediate(t);
+    if (!g->fde || !g->kick) {
         talloc_free(t);
         return nullptr;
     }
@@ -286,6 +307,7 @@ struct tevent_req *smbd_tevent_rdma_send(TALLOC_CTX *mem_ctx,
         return tevent_req_post(req, ev);
     }
     s->op = *op;
+    s->op.user_data = 0;	// never one of the glue's
     // a waiting transfer must not depend on the caller's copy
     s->op.descs = static_cast<const uint8_t *>(
         talloc_memdup(s, op->descs, op->descs_len));
@@ -296,20 +318,14 @@ struct tevent_req *smbd_tevent_rdma_send(TALLOC_CTX *mem_ctx,
     s->glue = glue->g;
     talloc_set_destructor(s, rdma_state_destructor);
     try {
-        int err = glue->g->waiting.empty() ? glue->g->start(s) : EAGAIN;
-        if (err == EAGAIN) {
-            glue->g->waiting.push_back(s);
-            return req;
-        }
-        if (err) {
-            tevent_req_error(req, err);
-            return tevent_req_post(req, ev);
-        }
+        glue->g->waiting.push_back(s);
     } catch (...) {
-        // nothing started: the record is made first
+        s->glue = nullptr;
         tevent_req_error(req, ENOMEM);
         return tevent_req_post(req, ev);
     }
+    tevent_schedule_immediate(glue->g->kick, glue->g->ev, kick_handler,
+                              glue->g);
     return req;
 }
 

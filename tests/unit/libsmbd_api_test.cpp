@@ -32,6 +32,22 @@ TEST(LibsmbdApi, OpenRefusesBadArguments)
     EXPECT_EQ(smbd_dev_open(&args, nullptr, why, sizeof(why)), EINVAL);
 }
 
+// Checked before the device is opened: it does not matter whether it is
+// there.
+TEST(LibsmbdApi, ProgramsForANewerOrNoAbiAreRefused)
+{
+    smbd_dev_open_args args = SMBD_DEV_OPEN_ARGS_INIT;
+    args.path = "/nonexistent/smbd";
+    smbd_dev *dev = nullptr;
+    char why[256] = "";
+    args.abi_version = SMBD_ABI_VERSION + 1;
+    EXPECT_EQ(smbd_dev_open(&args, &dev, why, sizeof(why)), EPROTONOSUPPORT);
+    EXPECT_NE(std::string(why).find("library ABI"), std::string::npos) << why;
+    args.abi_version = 0;
+    EXPECT_EQ(smbd_dev_open(&args, &dev, why, sizeof(why)), EPROTONOSUPPORT);
+    EXPECT_EQ(dev, nullptr);
+}
+
 TEST(LibsmbdApi, MissingDeviceSaysToLoadTheModule)
 {
     smbd_dev_open_args args = SMBD_DEV_OPEN_ARGS_INIT;
