@@ -34,7 +34,8 @@ struct smbd_tevent;
 /*
  * A callback for events. The glue calls the default callback with an
  * event of type 0 when fetching failed (status: the negative errno,
- * smbd_dev_errmsg() says why); it then stops watching the device.
+ * smbd_dev_errmsg() says why); it then stops watching the device, and
+ * every RDMA request, unfinished or new, fails with that errno.
  */
 typedef void (*smbd_tevent_fn)(const struct smbd_dev_event *ev,
 			       void *private_data);

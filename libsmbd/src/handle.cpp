@@ -36,7 +36,10 @@ std::error_code Handle::open(const OpenOptions &opts,
     // The ABI grows compatibly (structs with sizes, feature bits): a
     // program works with a library and a kernel at least as new as the
     // header it was built with, not with older ones.
-    if (!opts.abi_version || opts.abi_version > SMBD_ABI_VERSION)
+    if (!opts.abi_version)
+        ec = h->fail(Step::open, EINVAL,
+                     opts.path + " (ABI version 0: use SMBD_ABI_VERSION)");
+    else if (opts.abi_version > SMBD_ABI_VERSION)
         ec = h->fail(Step::open, EPROTONOSUPPORT,
                      opts.path + " (library ABI " +
                          std::to_string(SMBD_ABI_VERSION) + ", program ABI " +

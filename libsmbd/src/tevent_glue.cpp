@@ -49,12 +49,14 @@ struct Glue {
     static constexpr uint64_t tag = 1ull << 63;
     uint64_t next_id = tag | 1;
     std::vector<struct smbd_dev_rdma> batch;
+    int dead = 0;	// fetching failed with this: nothing completes any more
 
     ~Glue() { smbd_dev_events_free(events); }
     int start_batch(size_t &started);
     void start_waiting();
     void complete(const struct smbd_dev_event *e);
     void fail_waiting(uint64_t conn_id);
+    void fail_all(int err);
     void dispatch(const struct smbd_dev_event *e);
     void readable();
 };
@@ -109,6 +111,7 @@ void Glue::start_waiting()
             return;
         RdmaState *s = waiting.front();
         waiting.pop_front();
+        s->glue = nullptr;	// done with the glue: outlives it safely
         tevent_req_error(s->req, err);
     }
 }
@@ -131,6 +134,7 @@ void Glue::complete(const struct smbd_dev_event *e)
     if (!s)
         return;	// its request was freed; the library returned the memory
     s->id = 0;
+    s->glue = nullptr;
     if (e->status) {
         tevent_req_error(s->req, -e->status);
         return;
@@ -153,7 +157,33 @@ void Glue::fail_waiting(uint64_t conn_id)
             return;
         RdmaState *s = *it;
         waiting.erase(it);
+        s->glue = nullptr;
         tevent_req_error(s->req, ENOTCONN);
+    }
+}
+
+// Fetching failed: no RDMA_DONE will come, so every request ends now with
+// @err, one at a time (a callback may free others). The library keeps the
+// memory of running transfers lent until the handle closes.
+void Glue::fail_all(int err)
+{
+    dead = err;
+    while (!waiting.empty()) {
+        RdmaState *s = waiting.front();
+        waiting.pop_front();
+        s->glue = nullptr;
+        tevent_req_error(s->req, err);
+    }
+    for (;;) {
+        auto it = std::find_if(running.begin(), running.end(),
+                               [](const auto &r) { return r.second; });
+        if (it == running.end())
+            return;
+        RdmaState *s = it->second;
+        it->second = nullptr;
+        s->id = 0;
+        s->glue = nullptr;
+        tevent_req_error(s->req, err);
     }
 }
 
@@ -186,6 +216,7 @@ void Glue::readable()
         dispatch(smbd_dev_events_at(events, i));
     if (err) {
         TALLOC_FREE(fde);
+        fail_all(err);
         struct smbd_dev_event failed = {};
         failed.status = -err;
         default_fn(&failed, private_data);
@@ -313,6 +344,10 @@ struct tevent_req *smbd_tevent_rdma_send(TALLOC_CTX *mem_ctx,
         talloc_memdup(s, op->descs, op->descs_len));
     if (op->descs_len && !s->op.descs) {
         tevent_req_error(req, ENOMEM);
+        return tevent_req_post(req, ev);
+    }
+    if (glue->g->dead) {
+        tevent_req_error(req, glue->g->dead);
         return tevent_req_post(req, ev);
     }
     s->glue = glue->g;

@@ -44,7 +44,9 @@ TEST(LibsmbdApi, ProgramsForANewerOrNoAbiAreRefused)
     EXPECT_EQ(smbd_dev_open(&args, &dev, why, sizeof(why)), EPROTONOSUPPORT);
     EXPECT_NE(std::string(why).find("library ABI"), std::string::npos) << why;
     args.abi_version = 0;
-    EXPECT_EQ(smbd_dev_open(&args, &dev, why, sizeof(why)), EPROTONOSUPPORT);
+    EXPECT_EQ(smbd_dev_open(&args, &dev, why, sizeof(why)), EINVAL);
+    EXPECT_NE(std::string(why).find("SMBD_ABI_VERSION"), std::string::npos)
+        << why;
     EXPECT_EQ(dev, nullptr);
 }
 
