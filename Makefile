@@ -21,6 +21,10 @@
 #                 optimized build without sanitizers
 #   make install-check  make install into a scratch tree, checked as a
 #                 consumer sees it (run by make check)
+#   make e2e-kernel  the guest kernel for the end-to-end tests, from
+#                 Debian's linux-source-6.1 with SMB Direct on (cached)
+#   make samba    Debian's Samba 4.17 source with samba-patches/ applied,
+#                 smbd built trimmed (cached)
 #   make clean
 
 # Debian's current packaged kernel (not the host's running one); evaluated
@@ -36,7 +40,7 @@ PREFIX ?= /usr/local
 INSTALL_BUILD ?= $(BUILD)/install
 
 .PHONY: check demo bench setup module build unit vm fuzz install \
-	install-check clean
+	install-check e2e-kernel samba clean
 
 check: setup
 	$(MAKE) --no-print-directory module unit install-check vm
@@ -114,6 +118,12 @@ install-check:
 		INSTALL_BUILD=$(abspath $(BUILD))/install-check-build \
 		DESTDIR=$(abspath $(BUILD))/install-check/root >/dev/null
 	tests/install/check.sh $(abspath $(BUILD))/install-check /opt/libsmbd
+
+e2e-kernel:
+	tools/e2e/kernel.sh
+
+samba:
+	samba-patches/build.sh
 
 fuzz:
 	cmake -S . -B $(BUILD)/fuzz -DSMBD_FUZZ=ON -DCMAKE_C_COMPILER=clang \

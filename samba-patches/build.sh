@@ -1,0 +1,105 @@
+#!/bin/sh
+# Debian's Samba 4.17 source (apt-get source samba; a deb-src entry is
+# added when there is none), the series in this directory applied, and smbd
+# built with the trimmed configure below. The build is cached outside the
+# checkout, keyed by the source version, the patches and the configure
+# flags; the pristine source is cached once per version. Prints the build
+# directory (bin/smbd runs from it).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+cache_root="${SMBD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect}"
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+missing() {
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+			grep -q '^install ok installed$' || echo "$p"
+	done
+}
+
+# what the trimmed configure needs (reference: bison, flex, gnutls, krb5
+# for --with-system-mitkrb5, yapp for pidl; system talloc, tevent, tdb and
+# popt and cmocka instead of the bundled copies; acl support for a real
+# file server)
+PKGS="dpkg-dev build-essential python3 pkg-config bison flex perl
+libparse-yapp-perl libjson-perl libgnutls28-dev zlib1g-dev libicu-dev
+libreadline-dev libtasn1-6-dev libtasn1-bin libkrb5-dev libacl1-dev
+libtalloc-dev libtevent-dev libtdb-dev libpopt-dev libbsd-dev libcmocka-dev"
+has_src() {
+	grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list \
+		/etc/apt/sources.list.d/
+}
+todo=$(missing $PKGS)
+if [ -n "$todo" ] || ! has_src; then
+	export DEBIAN_FRONTEND=noninteractive
+	if ! has_src; then
+		echo "samba: adding deb-src entries for the configured deb ones" >&2
+		list=/etc/apt/sources.list.d/smbdirect-deb-src
+		for f in /etc/apt/sources.list.d/*.sources; do
+			[ -f "$f" ] || continue
+			sed -n 's/^Types: deb$/Types: deb-src/; /^Types: deb-src/,/^$/p' "$f"
+		done | as_root tee "$list.sources" >/dev/null
+		sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list 2>/dev/null |
+			as_root tee "$list.list" >/dev/null
+	fi
+	as_root apt-get update -qq
+	if [ -n "$todo" ]; then
+		echo "samba: installing $(echo $todo)" >&2
+		# shellcheck disable=SC2086 # the package list is split on purpose
+		as_root apt-get install -y -qq --no-install-recommends $todo >/dev/null
+	fi
+fi
+
+version=$(apt-cache showsrc samba | sed -n 's/^Version: //p' | sort -V | tail -n 1)
+case $version in
+*4.17.*) ;;
+*) echo "samba: expected Samba 4.17 from Debian 12, the source is $version" >&2; exit 1 ;;
+esac
+# no epoch in paths: make and waf take a colon for a separator
+dir_version=${version#*:}
+src="$cache_root/samba-src/$dir_version"
+if [ ! -f "$src/.complete" ]; then
+	rm -rf "$src"
+	mkdir -p "$src"
+	echo "samba: fetching the source of samba $version" >&2
+	(cd "$src" && apt-get source -qq --download-only \
+		-o APT::Sandbox::User=root "samba=$version" >/dev/null &&
+		dpkg-source -x --skip-debianization ./*.dsc tree >/dev/null 2>&1 ||
+		dpkg-source -x ./*.dsc tree >/dev/null)
+	touch "$src/.complete"
+fi
+
+FLAGS="--without-ad-dc --with-system-mitkrb5 --without-ads --without-ldap
+--disable-python --without-systemd --without-pam --without-winbind
+--disable-cups --disable-iprint --without-json --without-libarchive
+--disable-avahi --disable-spotlight --without-quotas --without-utmp
+--without-automount --without-fam --without-regedit --without-ldb-lmdb
+--without-gpgme --disable-glusterfs --disable-cephfs --without-dmapi
+--without-smb1-server --without-lttng --without-gettext --without-libunwind
+--without-profiling-data --without-cluster-support
+--bundled-libraries=NONE,ldb
+--with-shared-modules=!vfs_snapper,!vfs_btrfs,!vfs_virusfilter,!vfs_io_uring"
+key=$( (echo "$version"; echo "$FLAGS"; cat "$here"/*.patch 2>/dev/null) |
+	sha256sum | cut -c1-16)
+build="$cache_root/samba/${dir_version}_$key"
+if [ -f "$build/.complete" ]; then
+	echo "$build"
+	exit 0
+fi
+rm -rf "$build"
+mkdir -p "$(dirname "$build")"
+cp -a "$src/tree" "$build"
+cd "$build"
+for p in "$here"/*.patch; do
+	[ -f "$p" ] || continue
+	patch -p1 --forward --quiet <"$p" || { echo "samba: $p does not apply" >&2; exit 1; }
+done
+log="$build/build.log"
+echo "samba: configuring and building smbd in $build; log in $log" >&2
+start=$(date +%s)
+# shellcheck disable=SC2086 # the flags are split on purpose
+./configure --prefix="$build/prefix" $FLAGS >"$log" 2>&1 ||
+	{ tail -n 40 "$log" >&2; exit 1; }
+make -j"$(nproc)" bin/smbd >>"$log" 2>&1 || { tail -n 40 "$log" >&2; exit 1; }
+echo "samba: smbd built in $(( $(date +%s) - start )) s" >&2
+touch "$build/.complete"
+echo "$build"

@@ -1,0 +1,62 @@
+#!/bin/sh
+# Build the e2e guest kernel from Debian's linux-source-6.1 (kernel.config
+# merged into x86_64_defconfig + kvm_guest.config, the patches in
+# kernel-patches/ applied) into a cache outside the checkout, keyed by the
+# source package version and the hash of the config and patches. Prints the
+# cache directory: boot/bzImage, lib/modules (root/), and build/, the tree
+# out-of-tree modules (the driver) are built against.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+need="linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio rsync kmod xz-utils"
+todo=$(for p in $need; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || echo "$p"
+done)
+if [ -n "$todo" ]; then
+	echo "e2e kernel: installing $(echo $todo)" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	as_root apt-get update -qq
+	# shellcheck disable=SC2086 # the package list is split on purpose
+	as_root apt-get install -y -qq --no-install-recommends $todo >/dev/null
+fi
+
+version=$(dpkg-query -W -f='${Version}' linux-source-6.1)
+key=$( (echo "$version"; cat "$here/kernel.config";
+	cat "$here"/kernel-patches/*.patch 2>/dev/null) | sha256sum | cut -c1-16)
+cache="${SMBD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect}/e2e-kernel/${version}_$key"
+if [ -f "$cache/.complete" ]; then
+	echo "$cache"
+	exit 0
+fi
+
+rm -rf "$cache"
+mkdir -p "$cache"
+log=$cache/build.log
+echo "e2e kernel: building linux-source $version (config $key) in $cache; log in $log" >&2
+start=$(date +%s)
+tar -xaf /usr/src/linux-source-6.1.tar.xz -C "$cache"
+mv "$cache/linux-source-6.1" "$cache/build"
+cd "$cache/build"
+for p in "$here"/kernel-patches/*.patch; do
+	[ -f "$p" ] || continue
+	patch -p1 --forward --quiet <"$p" || { echo "e2e kernel: $p does not apply" >&2; exit 1; }
+done
+{
+	make x86_64_defconfig kvm_guest.config
+	scripts/kconfig/merge_config.sh -m .config "$here/kernel.config"
+	make olddefconfig
+} >"$log" 2>&1 || { tail -n 20 "$log" >&2; exit 1; }
+# every option asked for must have survived the merge
+missing=$(grep '^CONFIG_' "$here/kernel.config" | while read -r line; do
+	grep -qx "$line" .config || echo "$line"
+done)
+[ -z "$missing" ] || { echo "e2e kernel: options not taken: $missing" >&2; exit 1; }
+make -j"$(nproc)" bzImage modules >>"$log" 2>&1 ||
+	{ tail -n 40 "$log" >&2; exit 1; }
+make modules_install INSTALL_MOD_PATH="$cache/root" >>"$log" 2>&1
+mkdir -p "$cache/root/boot"
+cp arch/x86/boot/bzImage "$cache/root/boot/bzImage"
+echo "e2e kernel: built in $(( $(date +%s) - start )) s" >&2
+touch "$cache/.complete"
+echo "$cache"
