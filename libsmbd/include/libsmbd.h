@@ -119,7 +119,7 @@ struct smbd_dev_info {
 void smbd_dev_get_info(const struct smbd_dev *dev, struct smbd_dev_info *info,
 		       size_t size);
 
-/* Names for logs: "pdu_received", "keepalive_timeout"; "unknown" else. */
+/* Names for logs: "PDU_RECEIVED", "keepalive_timeout"; "unknown" else. */
 const char *smbd_dev_event_name(uint32_t type);
 const char *smbd_dev_reason_name(uint32_t reason);
 

@@ -6,6 +6,8 @@
 
 namespace smbd::lib {
 
+namespace {
+
 const char *step_name(Step step)
 {
     switch (step) {
@@ -26,8 +28,6 @@ const char *step_name(Step step)
     }
     return "use the SMB Direct device";
 }
-
-namespace {
 
 const char *hint(Step step, int err)
 {

@@ -17,7 +17,6 @@ enum class Step {
     descs,
 };
 
-const char *step_name(Step step);
 // "<step>[ <detail>]: <strerror>[ (<hint>)]"
 std::string explain(Step step, std::error_code ec,
                     std::string_view detail = {});

@@ -4,6 +4,7 @@
 #include <libsmbd.h>
 
 #include "handle.h"
+#include "policy.h"
 
 #include <cerrno>
 #include <cstddef>
@@ -50,6 +51,24 @@ template <typename Fn> int guarded(smbd_dev *dev, Fn fn)
             dev->msg = "out of memory";
         return ENOMEM;
     }
+}
+
+// A batch call: *@out (if given) counts what went, also on failure.
+template <typename Fn>
+int counted(smbd_dev *dev, bool has_array, const char *what, size_t *out,
+            Fn fn)
+{
+    size_t done = 0;
+    if (out)
+        *out = 0;
+    if (!dev)
+        return EINVAL;
+    if (!has_array)
+        return invalid(dev, what);
+    int err = guarded(dev, [&] { return result(fn(done)); });
+    if (out)
+        *out = done;
+    return err;
 }
 
 void copy_message(const std::string &msg, char *buf, size_t len)
@@ -148,16 +167,7 @@ smbd_dev_get_info(const struct smbd_dev *dev, struct smbd_dev_info *out,
 const char *
 smbd_dev_event_name(uint32_t type)
 {
-    switch (type) {
-    case SMBD_EVENT_NEW_CONNECTION: return "new_connection";
-    case SMBD_EVENT_NEW_CHANNEL: return "new_channel";
-    case SMBD_EVENT_PDU_RECEIVED: return "pdu_received";
-    case SMBD_EVENT_SEND_DONE: return "send_done";
-    case SMBD_EVENT_RDMA_DONE: return "rdma_done";
-    case SMBD_EVENT_DISCONNECTED: return "disconnected";
-    case SMBD_EVENT_OVERFLOW: return "overflow";
-    }
-    return "unknown";
+    return smbd::device::event_name(type);
 }
 
 const char *
@@ -171,36 +181,11 @@ smbd_dev_policy_init(struct smbd_dev_policy *out, size_t size)
 {
     if (!out)
         return;
-    const smbd::device::Params &d = defaults();
-    smbd_dev_policy all{}, *policy = &all;
-    policy->size = static_cast<uint32_t>(std::min(size, sizeof(all)));
-    policy->receive_credit_max = d.receive_credit_max;
-    policy->send_credit_target = d.send_credit_target;
-    policy->max_send_size = d.max_send_size;
-    policy->max_receive_size = d.max_receive_size;
-    policy->max_fragmented_size = d.max_fragmented_size;
-    policy->max_read_write_size = d.max_read_write_size;
-    policy->keepalive_interval_ms = d.keepalive_interval_ms;
-    policy->keepalive_timeout_ms = d.keepalive_timeout_ms;
-    policy->negotiate_timeout_ms = d.negotiate_timeout_ms;
-    policy->accept_timeout_ms = d.accept_timeout_ms;
-    std::copy(d.server_guid.begin(), d.server_guid.end(),
-              policy->server_guid);
-    policy->capabilities = d.capabilities;
-    policy->security_mode = d.security_mode;
-    policy->min_dialect = d.min_dialect;
-    policy->max_dialect = d.max_dialect;
-    policy->max_transact_size = d.max_transact_size;
-    policy->max_read_size = d.max_read_size;
-    policy->max_write_size = d.max_write_size;
-    policy->policy_flags = d.policy_flags;
-    policy->ciphers = d.ciphers.data();
-    policy->cipher_count = d.ciphers.size();
-    policy->signing_algorithms = d.signing_algorithms.data();
-    policy->signing_algorithm_count = d.signing_algorithms.size();
+    smbd_dev_policy all = smbd::lib::policy_of(defaults());
     // the empty blob: the SPNEGO one is smbd's to give
-    policy->sec_blob = nullptr;
-    policy->sec_blob_len = 0;
+    all.sec_blob = nullptr;
+    all.sec_blob_len = 0;
+    all.size = static_cast<uint32_t>(std::min(size, sizeof(all)));
     std::memcpy(out, &all, all.size);
 }
 
@@ -216,33 +201,7 @@ smbd_dev_set_policy(struct smbd_dev *dev, const struct smbd_dev_policy *p)
         (p->sec_blob_len && !p->sec_blob))
         return invalid(dev, "policy array without its pointer");
     return guarded(dev, [&] {
-        smbd::device::Params q{};
-        q.receive_credit_max = p->receive_credit_max;
-        q.send_credit_target = p->send_credit_target;
-        q.max_send_size = p->max_send_size;
-        q.max_receive_size = p->max_receive_size;
-        q.max_fragmented_size = p->max_fragmented_size;
-        q.max_read_write_size = p->max_read_write_size;
-        q.keepalive_interval_ms = p->keepalive_interval_ms;
-        q.keepalive_timeout_ms = p->keepalive_timeout_ms;
-        q.negotiate_timeout_ms = p->negotiate_timeout_ms;
-        q.accept_timeout_ms = p->accept_timeout_ms;
-        std::copy(std::begin(p->server_guid), std::end(p->server_guid),
-                  q.server_guid.begin());
-        q.capabilities = p->capabilities;
-        q.security_mode = p->security_mode;
-        q.min_dialect = p->min_dialect;
-        q.max_dialect = p->max_dialect;
-        q.max_transact_size = p->max_transact_size;
-        q.max_read_size = p->max_read_size;
-        q.max_write_size = p->max_write_size;
-        q.policy_flags = p->policy_flags;
-        q.ciphers.assign(p->ciphers, p->ciphers + p->cipher_count);
-        q.signing_algorithms.assign(p->signing_algorithms,
-                                    p->signing_algorithms +
-                                        p->signing_algorithm_count);
-        q.sec_blob.assign(p->sec_blob, p->sec_blob + p->sec_blob_len);
-        return result(dev->h->set_policy(q));
+        return result(dev->h->set_policy(smbd::lib::params_of(*p)));
     });
 }
 
@@ -341,19 +300,9 @@ int
 smbd_dev_send(struct smbd_dev *dev, const struct smbd_dev_pdu *pdus,
               size_t count, size_t *sent)
 {
-    size_t done = 0;
-    if (sent)
-        *sent = 0;
-    if (!dev)
-        return EINVAL;
-    if (!pdus && count)
-        return invalid(dev, "PDU array");
-    int err = guarded(dev, [&] {
-        return result(dev->h->send({pdus, count}, done));
+    return counted(dev, pdus || !count, "PDU array", sent, [&](size_t &n) {
+        return dev->h->send({pdus, count}, n);
     });
-    if (sent)
-        *sent = done;
-    return err;
 }
 
 int
@@ -409,19 +358,10 @@ int
 smbd_dev_rdma_start(struct smbd_dev *dev, const struct smbd_dev_rdma *ops,
                     size_t count, size_t *started)
 {
-    size_t done = 0;
-    if (started)
-        *started = 0;
-    if (!dev)
-        return EINVAL;
-    if (!ops && count)
-        return invalid(dev, "operation array");
-    int err = guarded(dev, [&] {
-        return result(dev->h->rdma_start({ops, count}, done));
-    });
-    if (started)
-        *started = done;
-    return err;
+    return counted(dev, ops || !count, "operation array", started,
+                   [&](size_t &n) {
+                       return dev->h->rdma_start({ops, count}, n);
+                   });
 }
 
 } // extern "C"

@@ -198,8 +198,8 @@ std::error_code Handle::send(std::span<const smbd_dev_pdu> pdus, size_t &sent)
 {
     sent = 0;
     const size_t max = std::max<uint32_t>(1, info_.out_max_batch);
-    std::vector<smbd_send_entry> entries;
-    std::vector<smbd_iovec> iovs;
+    auto &entries = send_entries_;
+    auto &iovs = send_iovs_;
     while (sent < pdus.size()) {
         auto chunk = pdus.subspan(sent, std::min(max, pdus.size() - sent));
         // the PDUs before an invalid one go first; the next round reports
@@ -352,9 +352,9 @@ std::error_code Handle::rdma_start(std::span<const smbd_dev_rdma> ops,
 {
     started = 0;
     const size_t max = std::max<uint32_t>(1, info_.out_max_batch);
-    std::vector<smbd_rw_op> raw;
-    std::vector<smbd_slice> slices;
-    std::vector<uint64_t> ids;
+    auto &raw = rw_ops_;
+    auto &slices = rw_slices_;
+    auto &ids = rw_ids_;
     while (started < ops.size()) {
         auto chunk = ops.subspan(started, std::min(max, ops.size() - started));
         // operations before an invalid one go first; the next round
@@ -375,18 +375,19 @@ std::error_code Handle::rdma_start(std::span<const smbd_dev_rdma> ops,
         ids.clear();
         for (size_t i = 0; i < n; i++) {
             const smbd_dev_rdma &op = chunk[i];
-            auto s = pool_.slices(op.buf->first, op.offset, op.length);
+            size_t first_slice = slices.size();
+            pool_.slices(op.buf->first, op.offset, op.length, slices);
             smbd_rw_op &r = raw[i];
             r.conn_id = op.conn_id;
             r.user_data = next_op_++;
             r.slices_ptr = reinterpret_cast<uintptr_t>(slices.data() +
-                                                       slices.size());
-            r.slice_count = static_cast<uint32_t>(s.size());
+                                                       first_slice);
+            r.slice_count = static_cast<uint32_t>(slices.size() -
+                                                  first_slice);
             r.descs_ptr = reinterpret_cast<uintptr_t>(op.descs);
             r.desc_count = static_cast<uint32_t>(op.descs_len /
                                                  SMBD_BUFFER_DESC_SIZE);
             r.direction = op.direction;
-            slices.insert(slices.end(), s.begin(), s.end());
             ids.push_back(r.user_data);
         }
         // the records first: once started, a transfer must be tracked, and

@@ -18,6 +18,7 @@
 #include <string>
 #include <system_error>
 #include <unordered_map>
+#include <vector>
 
 #include <sys/types.h>
 
@@ -37,7 +38,6 @@ struct smbd_dev_buf {
     uint32_t pins = 0;		// RDMA operations not yet reported done
     bool freed = false;
 
-    std::span<uint8_t> span() const { return {data, len}; }
 };
 
 namespace smbd::lib {
@@ -82,9 +82,6 @@ public:
     std::error_code rdma_start(std::span<const smbd_dev_rdma> ops,
                                size_t &started);
 
-    // RDMA operations started and not yet reported done.
-    size_t in_flight() const { return in_flight_.size(); }
-
 private:
     struct InFlight {
         uint64_t user_data;
@@ -108,6 +105,12 @@ private:
     // by the user_data the kernel sees, which is this library's
     std::unordered_map<uint64_t, InFlight> in_flight_;
     uint64_t next_op_ = 1;
+    // reused by send() and rdma_start(), the hot path
+    std::vector<smbd_send_entry> send_entries_;
+    std::vector<smbd_iovec> send_iovs_;
+    std::vector<smbd_rw_op> rw_ops_;
+    std::vector<smbd_slice> rw_slices_;
+    std::vector<uint64_t> rw_ids_;
     std::string msg_;
 };
 

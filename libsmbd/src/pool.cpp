@@ -47,10 +47,9 @@ void Pool::give(uint32_t first, uint32_t n)
     }
 }
 
-std::vector<smbd_slice> Pool::slices(uint32_t first, size_t offset,
-                                     size_t length) const
+void Pool::slices(uint32_t first, size_t offset, size_t length,
+                  std::vector<smbd_slice> &out) const
 {
-    std::vector<smbd_slice> out;
     while (length) {
         smbd_slice s{};
         s.buffer = first + static_cast<uint32_t>(offset / buffer_size_);
@@ -61,7 +60,6 @@ std::vector<smbd_slice> Pool::slices(uint32_t first, size_t offset,
         offset += s.length;
         length -= s.length;
     }
-    return out;
 }
 
 } // namespace smbd::lib

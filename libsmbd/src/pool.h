@@ -29,10 +29,10 @@ public:
     // @n is free.
     std::optional<uint32_t> take(uint32_t n);
     void give(uint32_t first, uint32_t n);
-    // Bytes [@offset, @offset + @length) of the run starting at buffer
-    // @first, one slice per buffer.
-    std::vector<smbd_slice> slices(uint32_t first, size_t offset,
-                                   size_t length) const;
+    // Appends to @out bytes [@offset, @offset + @length) of the run
+    // starting at buffer @first, one slice per buffer.
+    void slices(uint32_t first, size_t offset, size_t length,
+                std::vector<smbd_slice> &out) const;
 
 private:
     std::vector<bool> used_;

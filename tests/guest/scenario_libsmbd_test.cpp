@@ -12,6 +12,7 @@
 
 #include <libsmbd-tevent.h>
 
+#include "buffer_desc.h"
 #include "rdma_io.h"
 #include "reply.h"
 #include "scenario.h"
@@ -121,6 +122,93 @@ TEST_F(LibsmbdOpen, BadPoliciesAreRefusedWithAReason)
     // and a good one is taken
     smbd_dev_policy_init(&p, sizeof(p));
     EXPECT_EQ(smbd_dev_set_policy(dev.get(), &p), 0) << smbd_dev_errmsg(dev.get());
+}
+
+// What the library checks before the kernel sees the call: each refusal
+// with its errno and its reason, and a valid transfer that reaches the
+// kernel (which owns no such connection here).
+TEST_F(LibsmbdOpen, BuffersAndTransfersAreCheckedBeforeTheKernel)
+{
+    std::string why;
+    std::unique_ptr<smbd_dev, DevCloser> dev, other;
+    ASSERT_EQ(open_dev(SMBD_DEV_OPEN_ARGS_INIT, why, dev), 0) << why;
+    ASSERT_EQ(open_dev(SMBD_DEV_OPEN_ARGS_INIT, why, other), 0) << why;
+    auto msg = [&] { return std::string(smbd_dev_errmsg(dev.get())); };
+    smbd_dev_info info;
+    smbd_dev_get_info(dev.get(), &info, sizeof(info));
+    const size_t pool = size_t{info.pool_buffers} * info.buffer_size;
+
+    smbd_dev_buf *buf = nullptr;
+    EXPECT_EQ(smbd_dev_buf_alloc(dev.get(), 0, &buf), EINVAL);
+    EXPECT_EQ(smbd_dev_buf_alloc(dev.get(), pool + 1, &buf), EMSGSIZE);
+    EXPECT_EQ(smbd_dev_buf_alloc(dev.get(), SIZE_MAX, &buf), EMSGSIZE);
+    EXPECT_EQ(buf, nullptr);
+    ASSERT_EQ(smbd_dev_buf_alloc(dev.get(), 8192, &buf), 0) << msg();
+    smbd_dev_buf *foreign = nullptr;
+    ASSERT_EQ(smbd_dev_buf_alloc(other.get(), 4096, &foreign), 0);
+
+    uint8_t descs[SMBD_BUFFER_DESC_SIZE];
+    smbd_buffer_desc d{0x10000, 0x1234, 4096};
+    smbd_buffer_desc_put(descs, 0, &d);
+    smbd_dev_rdma op{};
+    op.conn_id = 0x7777;
+    op.direction = SMBD_RW_WRITE_TO_PEER;
+    op.buf = buf;
+    op.length = 4096;
+    op.descs = descs;
+    op.descs_len = sizeof(descs);
+    auto refused = [&](smbd_dev_rdma o, const char *reason) {
+        size_t started = 9;
+        EXPECT_EQ(smbd_dev_rdma_start(dev.get(), &o, 1, &started), EINVAL)
+            << reason;
+        EXPECT_EQ(started, 0u);
+        EXPECT_NE(msg().find(reason), std::string::npos) << msg();
+    };
+    smbd_dev_rdma o = op;
+    o.length = 0;
+    refused(o, "outside a buffer of 8192");
+    o = op;
+    o.offset = 8000;
+    o.length = 193;
+    refused(o, "outside a buffer of 8192");
+    o = op;
+    o.offset = SIZE_MAX;
+    refused(o, "outside a buffer");
+    o = op;
+    o.descs_len = SMBD_BUFFER_DESC_SIZE - 1;
+    refused(o, "buffer descriptor list");
+    o = op;
+    o.descs_len = 0;
+    refused(o, "buffer descriptor list");
+    o = op;
+    o.descs = nullptr;
+    refused(o, "buffer descriptor list");
+    o = op;
+    o.buf = nullptr;
+    refused(o, "no live buffer");
+    o = op;
+    o.buf = foreign;
+    refused(o, "no live buffer");
+    smbd_dev_buf_free(buf);
+    refused(op, "no live buffer");	// freed: looked up, not read
+
+    // a valid transfer goes to the kernel, which knows no such connection
+    ASSERT_EQ(smbd_dev_buf_alloc(dev.get(), 8192, &buf), 0);
+    op.buf = buf;
+    EXPECT_EQ(smbd_dev_rdma_start(dev.get(), &op, 1, nullptr), ENOENT);
+    EXPECT_NE(msg().find("owns no such connection"), std::string::npos) << msg();
+
+    uint64_t total = 0;
+    EXPECT_EQ(smbd_dev_descs_check(dev.get(), descs, sizeof(descs), &total), 0);
+    EXPECT_EQ(total, 4096u);
+    EXPECT_EQ(smbd_dev_descs_check(dev.get(), descs, sizeof(descs) - 1, &total),
+              EINVAL);
+    EXPECT_EQ(smbd_dev_descs_check(dev.get(), descs, 0, &total), EINVAL);
+    d.length = 0;
+    smbd_buffer_desc_put(descs, 0, &d);
+    EXPECT_EQ(smbd_dev_descs_check(dev.get(), descs, sizeof(descs), &total),
+              EINVAL);
+    EXPECT_NE(msg().find("check buffer descriptors"), std::string::npos) << msg();
 }
 
 // The smbd side on the C API: SET_PARAMS and kSession registered; a bound

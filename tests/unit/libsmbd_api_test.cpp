@@ -101,7 +101,7 @@ TEST(LibsmbdApi, NullHandlesAreRefusedNotDereferenced)
 
 TEST(LibsmbdApi, NamesForLogs)
 {
-    EXPECT_STREQ(smbd_dev_event_name(SMBD_EVENT_RDMA_DONE), "rdma_done");
+    EXPECT_STREQ(smbd_dev_event_name(SMBD_EVENT_RDMA_DONE), "RDMA_DONE");
     EXPECT_STREQ(smbd_dev_event_name(0), "unknown");
     EXPECT_STREQ(smbd_dev_reason_name(SMBD_REASON_KEEPALIVE_TIMEOUT),
                  "keepalive_timeout");

@@ -63,7 +63,12 @@ TEST(LibsmbdPool, SlicesCutARangeAtBufferBoundaries)
 {
     Pool p(8, 1u << 20);
     // 10 bytes before the end of buffer 3 to 5 bytes into buffer 5
-    auto s = p.slices(2, (2u << 20) - 10, (1u << 20) + 15);
+    // appended after what is there
+    std::vector<smbd_slice> s(1);
+    p.slices(2, (2u << 20) - 10, (1u << 20) + 15, s);
+    ASSERT_EQ(s.size(), 4u);
+    EXPECT_EQ(s[0].length, 0u);
+    s.erase(s.begin());
     ASSERT_EQ(s.size(), 3u);
     EXPECT_EQ(s[0].buffer, 3u);
     EXPECT_EQ(s[0].offset, (1u << 20) - 10);
@@ -75,7 +80,9 @@ TEST(LibsmbdPool, SlicesCutARangeAtBufferBoundaries)
     EXPECT_EQ(s[2].length, 5u);
     for (const auto &x : s)
         EXPECT_EQ(x.__reserved, 0u);
-    EXPECT_TRUE(p.slices(0, 0, 0).empty());
+    std::vector<smbd_slice> none;
+    p.slices(0, 0, 0, none);
+    EXPECT_TRUE(none.empty());
 }
 
 namespace {

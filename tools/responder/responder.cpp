@@ -1,6 +1,7 @@
 // The test responder's event loop; see responder.h.
 #include "responder.h"
 
+#include "policy.h"
 #include "reply.h"
 #include "smb2_rw.h"
 
@@ -25,39 +26,6 @@ namespace {
 std::span<const uint8_t> data_of(const smbd_dev_event &ev)
 {
     return {ev.data, ev.data_len};
-}
-
-// The policy struct of the C API over @p, whose arrays it points into.
-smbd_dev_policy policy_of(const device::Params &p)
-{
-    smbd_dev_policy q;
-    smbd_dev_policy_init(&q, sizeof(q));
-    q.receive_credit_max = p.receive_credit_max;
-    q.send_credit_target = p.send_credit_target;
-    q.max_send_size = p.max_send_size;
-    q.max_receive_size = p.max_receive_size;
-    q.max_fragmented_size = p.max_fragmented_size;
-    q.max_read_write_size = p.max_read_write_size;
-    q.keepalive_interval_ms = p.keepalive_interval_ms;
-    q.keepalive_timeout_ms = p.keepalive_timeout_ms;
-    q.negotiate_timeout_ms = p.negotiate_timeout_ms;
-    q.accept_timeout_ms = p.accept_timeout_ms;
-    std::copy(p.server_guid.begin(), p.server_guid.end(), q.server_guid);
-    q.capabilities = p.capabilities;
-    q.security_mode = p.security_mode;
-    q.min_dialect = p.min_dialect;
-    q.max_dialect = p.max_dialect;
-    q.max_transact_size = p.max_transact_size;
-    q.max_read_size = p.max_read_size;
-    q.max_write_size = p.max_write_size;
-    q.policy_flags = p.policy_flags;
-    q.ciphers = p.ciphers.data();
-    q.cipher_count = p.ciphers.size();
-    q.signing_algorithms = p.signing_algorithms.data();
-    q.signing_algorithm_count = p.signing_algorithms.size();
-    q.sec_blob = p.sec_blob.data();
-    q.sec_blob_len = p.sec_blob.size();
-    return q;
 }
 
 std::string address(const smbd_sockaddr &a)
@@ -144,7 +112,7 @@ int Responder::start()
         smbd_dev_version());
 
     const device::Params &p = opts_.params;
-    smbd_dev_policy policy = policy_of(p);
+    smbd_dev_policy policy = lib::policy_of(p);
     err = smbd_dev_set_policy(dev_.get(), &policy);
     if (err) {
         log("%s", smbd_dev_errmsg(dev_.get()));
@@ -340,10 +308,9 @@ int Responder::drain_events()
     }
 }
 
-void Responder::handle(const smbd_dev_event &e)
+void Responder::handle(const smbd_dev_event &ev)
 {
-    const smbd_dev_event &ev = e;
-    switch (e.type) {
+    switch (ev.type) {
     case SMBD_EVENT_NEW_CONNECTION:
         on_new_connection(ev);
         break;
@@ -358,29 +325,29 @@ void Responder::handle(const smbd_dev_event &e)
             break;
         }
         log("conn %llu: PDU_RECEIVED %zu bytes, %s: echoing",
-            static_cast<unsigned long long>(e.conn_id), ev.data_len,
+            static_cast<unsigned long long>(ev.conn_id), ev.data_len,
             describe_pdu(data_of(ev)).c_str());
-        pending_.push_back({e.conn_id, echo_response(data_of(ev)), {}});
+        pending_.push_back({ev.conn_id, echo_response(data_of(ev)), {}});
         break;
     case SMBD_EVENT_RDMA_DONE:
         on_rdma_done(ev.user_data, ev.status, ev.count);
         break;
     case SMBD_EVENT_SEND_DONE:
         log("conn %llu: SEND_DONE user_data %llu status %d",
-            static_cast<unsigned long long>(e.conn_id),
-            static_cast<unsigned long long>(e.user_data), e.status);
+            static_cast<unsigned long long>(ev.conn_id),
+            static_cast<unsigned long long>(ev.user_data), ev.status);
         break;
     case SMBD_EVENT_DISCONNECTED:
         on_disconnected(ev);
         break;
     case SMBD_EVENT_OVERFLOW:
         log("OVERFLOW: %llu events lost",
-            static_cast<unsigned long long>(e.count));
+            static_cast<unsigned long long>(ev.count));
         break;
     default:
         log("conn %llu: event %u (%s), ignored",
-            static_cast<unsigned long long>(e.conn_id), e.type,
-            smbd_dev_event_name(e.type));
+            static_cast<unsigned long long>(ev.conn_id), ev.type,
+            smbd_dev_event_name(ev.type));
     }
 }
 
