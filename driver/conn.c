@@ -294,10 +294,16 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 	if (ret)
 		goto fail;
 
-	param.responder_resources = min_t(u32, req->initiator_depth,
-					  attrs->max_qp_rd_atom);
-	param.initiator_depth = min_t(u32, req->responder_resources,
+	/*
+	 * The request's values are from our side already: initiator_depth
+	 * is the RDMA READs the peer lets us have outstanding (its
+	 * responder resources), responder_resources what it may issue (0
+	 * for the Linux client). Crossed, an SMB2 WRITE's RDMA READ stalls.
+	 */
+	param.initiator_depth = min_t(u32, req->initiator_depth,
 				      attrs->max_qp_init_rd_atom);
+	param.responder_resources = min_t(u32, req->responder_resources,
+					  attrs->max_qp_rd_atom);
 	param.retry_count = SMBD_CM_RETRY;
 	param.rnr_retry_count = SMBD_CM_RNR_RETRY;
 	cm_id->context = conn;
