@@ -10,7 +10,8 @@ arg() {
 repo=$(arg smbd.repo)
 out=$(arg smbd.out)
 scenario=$(arg smbd.scenario)
-export SMBD_REPO="$repo" SMBD_BUILD="$(arg smbd.build)" SMBD_ADDR=10.55.0.1
+export SMBD_REPO="$repo" SMBD_BUILD="$(arg smbd.build)" SMBD_ADDR=10.55.0.1 \
+	SMBD_SAMBA="$(arg smbd.samba)"
 
 setup() {
 	ip link set lo up &&
@@ -23,7 +24,7 @@ setup() {
 	rdma link add rxe0 type rxe netdev smbd0 &&
 	modprobe rdma_cm &&
 	{ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug; } &&
-	insmod "$repo/driver/smbdirect.ko"
+	insmod "$(arg smbd.driver)"
 }
 
 if setup >"$out/setup.log" 2>&1; then

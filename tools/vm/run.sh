@@ -2,6 +2,9 @@
 # Boot Debian's stock kernel in QEMU with the host root shared read-only and
 # run one scenario (a shell script, relative to the repository) in it; the
 # scenario finds the userspace build in $SMBD_BUILD (default: build).
+# SMBD_VM_KERNEL names another kernel tree instead (root/boot/bzImage and
+# root/lib/modules, as tools/e2e/kernel.sh makes) and SMBD_VM_DRIVER the
+# smbdirect.ko built for it; SMBD_VM_ARGS adds smbd.* guest parameters.
 # Fails when the scenario fails or the kernel logs a warning, BUG, oops,
 # lockdep or refcount report; prints the scenario's output and, on failure,
 # the tail of the guest's kernel log.
@@ -9,8 +12,16 @@ set -eu
 [ $# -eq 1 ] || { echo "usage: $0 <scenario.sh>" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-kernel=$("$here/kernel.sh")
-abi=$("$here/../kernel-abi.sh")
+if [ -n "${SMBD_VM_KERNEL:-}" ]; then
+	kernel=$SMBD_VM_KERNEL
+	abi=$(ls "$kernel/root/lib/modules")
+	image=$kernel/root/boot/bzImage
+else
+	kernel=$("$here/kernel.sh")
+	abi=$("$here/../kernel-abi.sh")
+	image=$kernel/root/boot/vmlinuz-$abi
+fi
+driver=${SMBD_VM_DRIVER:-$repo/driver/smbdirect.ko}
 
 work=$(mktemp -d)
 trap '[ -n "${SMBD_VM_KEEP:-}" ] || rm -rf "$work"' EXIT
@@ -18,20 +29,23 @@ mkdir -p "$work/initramfs/bin" "$work/initramfs/lib/modules" "$work/out"
 cp /bin/busybox "$work/initramfs/bin/"
 cp "$here/initramfs-init" "$work/initramfs/init"
 # the first stage needs only virtio, 9p and overlay from the cached kernel
-(cd "$kernel/root/lib/modules" && cp -r --parents "$abi/kernel/drivers/virtio" \
-	"$abi/kernel/net/9p" "$abi/kernel/fs/9p" "$abi/kernel/fs/netfs" \
-	"$abi/kernel/fs/fscache" "$abi/kernel/fs/overlayfs" \
-	"$abi"/modules.dep "$abi"/modules.alias "$work/initramfs/lib/modules/")
+# (modules of Debian's kernel, built into the e2e one)
+(cd "$kernel/root/lib/modules" && for d in drivers/virtio net/9p fs/9p \
+	fs/netfs fs/fscache fs/overlayfs; do
+		[ ! -d "$abi/kernel/$d" ] || echo "$abi/kernel/$d"
+	done | xargs -r cp -r --parents -t "$work/initramfs/lib/modules/" &&
+	cp --parents "$abi"/modules.dep "$abi"/modules.alias \
+		"$abi"/modules.builtin "$work/initramfs/lib/modules/")
 (cd "$work/initramfs" && find . | busybox cpio -o -H newc 2>/dev/null) |
 	gzip -1 >"$work/initramfs.gz"
 
 # TCG: this machine's /dev/kvm runs only special guests
 timeout "${SMBD_VM_TIMEOUT:-300}" qemu-system-x86_64 -machine accel=tcg \
-	-m 2048 -smp 2 -nographic -no-reboot -nic none \
-	-kernel "$kernel/root/boot/vmlinuz-$abi" -initrd "$work/initramfs.gz" \
+	-m "${SMBD_VM_MEM:-2048}" -smp 2 -nographic -no-reboot -nic none \
+	-kernel "$image" -initrd "$work/initramfs.gz" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$work/out",mount_tag=out,security_model=none,multidevs=remap \
-	-append "console=ttyS0 quiet panic=-1 oops=panic smbd.repo=$repo smbd.out=/smbd-out smbd.kernel=$kernel smbd.scenario=$1 smbd.build=${SMBD_BUILD:-build}" \
+	-append "console=ttyS0 quiet panic=-1 oops=panic smbd.repo=$repo smbd.out=/smbd-out smbd.kernel=$kernel smbd.scenario=$1 smbd.build=${SMBD_BUILD:-build} smbd.driver=$driver ${SMBD_VM_ARGS:-}" \
 	>"$work/console.log" 2>&1 || true
 
 cat "$work/out/scenario.log" 2>/dev/null || true
