@@ -1,12 +1,15 @@
 #!/bin/sh
 # Debian's Samba 4.17 source (apt-get source samba; a deb-src entry is
-# added when there is none), the series in this directory applied, and smbd
-# built with the trimmed configure below. The build is cached outside the
-# checkout, keyed by the source version, the patches and the configure
-# flags; the pristine source is cached once per version. Prints the build
-# directory (bin/smbd runs from it).
+# added when there is none), the series in this directory applied, built
+# with the trimmed configure below against libsmbd and installed into a
+# prefix, with libsmbd beside it. The build is cached outside the checkout,
+# keyed by the source version, the patches, the configure flags and
+# libsmbd's interface; the pristine source is cached once per version.
+# libsmbd itself is installed again at every run, so the prefix has the
+# tree's library. Prints the prefix (sbin/smbd, bin/pdbedit, lib/).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
 cache_root="${SMBD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect}"
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 missing() {
@@ -78,11 +81,19 @@ FLAGS="--without-ad-dc --with-system-mitkrb5 --without-ads --without-ldap
 --without-profiling-data --without-cluster-support
 --bundled-libraries=NONE,ldb
 --with-shared-modules=!vfs_snapper,!vfs_btrfs,!vfs_virusfilter,!vfs_io_uring"
-key=$( (echo "$version"; echo "$FLAGS"; cat "$here"/*.patch 2>/dev/null) |
+key=$( (echo "$version"; echo "$FLAGS"; cat "$here"/*.patch \
+	"$repo"/libsmbd/include/*.h "$repo"/include/uapi/linux/smbd.h) |
 	sha256sum | cut -c1-16)
 build="$cache_root/samba/${dir_version}_$key"
+prefix="$build/prefix"
+install_libsmbd() {
+	make -C "$repo" --no-print-directory install PREFIX="$prefix" \
+		INSTALL_BUILD="$cache_root/libsmbd-build" >"$cache_root/libsmbd-install.log" 2>&1 ||
+		{ tail -n 40 "$cache_root/libsmbd-install.log" >&2; exit 1; }
+}
 if [ -f "$build/.complete" ]; then
-	echo "$build"
+	install_libsmbd
+	echo "$prefix"
 	exit 0
 fi
 rm -rf "$build"
@@ -93,13 +104,15 @@ for p in "$here"/*.patch; do
 	[ -f "$p" ] || continue
 	patch -p1 --forward --quiet <"$p" || { echo "samba: $p does not apply" >&2; exit 1; }
 done
+install_libsmbd
 log="$build/build.log"
-echo "samba: configuring and building smbd in $build; log in $log" >&2
+echo "samba: configuring, building and installing in $build; log in $log" >&2
 start=$(date +%s)
 # shellcheck disable=SC2086 # the flags are split on purpose
-./configure --prefix="$build/prefix" $FLAGS >"$log" 2>&1 ||
+PKG_CONFIG_PATH="$prefix/lib/pkgconfig" ./configure --prefix="$prefix" \
+	--with-smbdirect $FLAGS >"$log" 2>&1 || { tail -n 40 "$log" >&2; exit 1; }
+{ make -j"$(nproc)" && make install; } >>"$log" 2>&1 ||
 	{ tail -n 40 "$log" >&2; exit 1; }
-make -j"$(nproc)" bin/smbd >>"$log" 2>&1 || { tail -n 40 "$log" >&2; exit 1; }
-echo "samba: smbd built in $(( $(date +%s) - start )) s" >&2
+echo "samba: built and installed in $(( $(date +%s) - start )) s" >&2
 touch "$build/.complete"
-echo "$build"
+echo "$prefix"
