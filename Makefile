@@ -1,8 +1,14 @@
 # smbdirect: SMB Direct for Samba, terminated in a Linux kernel driver.
 #
-#   make demo     the main job: boot the guest with soft-RoCE, load the
-#                 driver, and drive it from the smbd-side responder and the
-#                 SMB Direct client tool through both connection flows
+#   make demo     the main job: in the e2e guest with soft-RoCE, Samba's
+#                 smbd (samba-patches/) serves a share through the driver
+#                 and the Linux cifs client mounts it with -o rdma
+#   make demo-responder  the driver alone on Debian's stock kernel, driven
+#                 by the smbd-side responder and the SMB Direct client tool
+#                 through both connection flows
+#   make e2e      the end-to-end tests: the patched smbd and the driver
+#                 against the unmodified Linux cifs client (both dialects,
+#                 multichannel, signing), and ksmbd with the same client
 #   make check    install what is missing, build the module against Debian's
 #                 packaged kernel headers, build and run the unit tests
 #   make module   build driver/smbdirect.ko only
@@ -13,7 +19,8 @@
 #                 WRITE through the driver against raw ib_write_bw and
 #                 ib_read_bw at 1 MiB, 64 KiB and 4 KiB, with the responder
 #                 on libsmbd, on its tevent glue and on raw ioctls (the
-#                 pre-libsmbd responder); prints ratios
+#                 pre-libsmbd responder); then Samba through the driver
+#                 against ksmbd with the cifs client; prints ratios
 #   make fuzz     run each parser's libFuzzer target (FUZZ_SECONDS each;
 #                 make check runs them briefly)
 #   make install  libsmbd (shared libraries, headers with the UAPI header,
@@ -24,7 +31,8 @@
 #   make e2e-kernel  the guest kernel for the end-to-end tests, from
 #                 Debian's linux-source-6.1 with SMB Direct on (cached)
 #   make samba    Debian's Samba 4.17 source with samba-patches/ applied,
-#                 smbd built trimmed (cached)
+#                 built trimmed against libsmbd and installed into a prefix
+#                 (cached)
 #   make clean
 
 # Debian's current packaged kernel (not the host's running one); evaluated
@@ -39,8 +47,8 @@ FUZZ_TARGETS := negotiate data_transfer smb2_negotiate session_setup buffer_desc
 PREFIX ?= /usr/local
 INSTALL_BUILD ?= $(BUILD)/install
 
-.PHONY: check demo bench setup module build unit vm fuzz install \
-	install-check e2e-kernel samba clean
+.PHONY: check demo demo-responder e2e bench setup module build unit vm \
+	fuzz install install-check e2e-kernel samba clean
 
 check: setup
 	$(MAKE) --no-print-directory module unit install-check vm
@@ -54,8 +62,14 @@ module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/driver W=1 modules
 
 demo: setup
+	SMBD_BUILD=$(abspath $(BUILD)) tools/e2e/run.sh tools/demo/samba-demo.sh
+
+demo-responder: setup
 	$(MAKE) --no-print-directory module build >/dev/null
 	SMBD_BUILD=$(BUILD) tools/vm/run.sh tools/demo/guest-demo.sh
+
+e2e: setup
+	SMBD_BUILD=$(abspath $(BUILD)) tools/e2e/run.sh
 
 # The bench compares with Debian's optimized perftest, so its tools are
 # built optimized and without the sanitizers, in a tree of their own, where
@@ -87,6 +101,7 @@ bench: setup
 	fi
 	SMBD_BUILD=$(BENCH_BUILD) SMBD_VM_TIMEOUT=$${SMBD_VM_TIMEOUT:-1500} \
 		tools/vm/run.sh tools/bench/guest-bench.sh
+	SMBD_BUILD=$(abspath $(BUILD)) tools/e2e/run.sh tests/e2e/bench.sh
 
 build:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Debug >/dev/null

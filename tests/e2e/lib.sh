@@ -1,0 +1,283 @@
+# Helpers of the e2e scenarios (sourced by tests/e2e/guest.sh).
+E2E_DIR=/srv/smbdirect-e2e
+E2E_MNT=/mnt/e2e
+E2E_USER=e2e
+E2E_PASS=e2e-Passw0rd
+E2E_BIG_MB=${E2E_BIG_MB:-64}
+E2E_SMALL=${E2E_SMALL:-200}
+E2E_PASSED=0
+E2E_FAILED=0
+E2E_WHY=
+COUNTERS=/sys/class/misc/smbd/counters
+SMBD_PID=
+
+fail() { E2E_WHY="$*"; return 1; }
+counter() { cat "$COUNTERS/$1"; }
+owned_connections() {
+	grep -c 'state=owned' /sys/kernel/debug/smbdirect/connections
+}
+
+e2e_setup() {
+	mkdir -p "$E2E_DIR"/lock "$E2E_DIR"/state "$E2E_DIR"/cache \
+		"$E2E_DIR"/private "$E2E_DIR"/run "$E2E_DIR"/share \
+		"$E2E_DIR"/log "$E2E_MNT" || fail "cannot make directories"
+	id "$E2E_USER" >/dev/null 2>&1 ||
+		useradd -M -u 4242 "$E2E_USER" || fail "useradd failed"
+	chown "$E2E_USER" "$E2E_DIR/share"
+	# bulk data comes from one file, checksummed once
+	dd if=/dev/urandom of="$E2E_DIR/big" bs=1M count="$E2E_BIG_MB" \
+		2>/dev/null || fail "no test data"
+	E2E_BIG_SUM=$(md5sum <"$E2E_DIR/big")
+	write_conf auto
+	printf '%s\n%s\n' "$E2E_PASS" "$E2E_PASS" |
+		"$SMBD_SAMBA/bin/pdbedit" -s "$E2E_DIR/smb.conf" -a -t \
+			-u "$E2E_USER" >"$E2E_DIR/log/pdbedit.log" 2>&1 ||
+		fail "pdbedit: $(tail -n 1 "$E2E_DIR/log/pdbedit.log")"
+}
+
+# smb.conf with "server signing" = $1
+write_conf() {
+	cat >"$E2E_DIR/smb.conf" <<CONF
+[global]
+	netbios name = E2E
+	server role = standalone server
+	passdb backend = tdbsam
+	server smb direct = yes
+	server min protocol = SMB3_00
+	server signing = $1
+	interfaces = "smbd0;capability=RSS"
+	smb ports = 445
+	log file = $E2E_DIR/log/log.%m
+	log level = 1
+	lock directory = $E2E_DIR/lock
+	state directory = $E2E_DIR/state
+	cache directory = $E2E_DIR/cache
+	private dir = $E2E_DIR/private
+	pid directory = $E2E_DIR/run
+	ncalrpc dir = $E2E_DIR/run/ncalrpc
+	load printers = no
+	disable spoolss = yes
+[e2e]
+	path = $E2E_DIR/share
+	read only = no
+CONF
+}
+
+start_smbd() {
+	write_conf "$1"
+	# its own session: at exit the parent signals its whole process group
+	setsid "$SMBD_SAMBA/sbin/smbd" -s "$E2E_DIR/smb.conf" -F --no-process-group \
+		--debug-stdout >>"$E2E_DIR/log/smbd.out" 2>&1 &
+	SMBD_PID=$!
+	# the master registers with the driver once it listens
+	i=0
+	until grep -q "listener_pid=$SMBD_PID" \
+		/sys/kernel/debug/smbdirect/sessions 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 300 ] && kill -0 "$SMBD_PID" 2>/dev/null ||
+			fail "smbd did not start listening: $(tail -n 3 "$E2E_DIR/log/smbd.out")" ||
+			return 1
+		sleep 0.1
+	done
+}
+
+stop_smbd() {
+	[ -n "$SMBD_PID" ] || return 0
+	kill -TERM "$SMBD_PID" 2>/dev/null
+	wait "$SMBD_PID" 2>/dev/null || true
+	SMBD_PID=
+	# children end with their connections
+	i=0
+	while pgrep -x smbd >/dev/null && [ $i -lt 100 ]; do
+		i=$((i + 1))
+		sleep 0.1
+	done
+}
+
+# ksmbd, the in-kernel reference server, on the same share and user. It
+# serves RDMA on 445: with no smbd registered, the driver refuses 5445
+# and the client falls back to it.
+start_ksmbd() {
+	mkdir -p /etc/ksmbd
+	cat >/etc/ksmbd/ksmbd.conf <<CONF
+[global]
+	netbios name = E2EK
+	server signing = $1
+	server multi channel support = yes
+	interfaces = smbd0
+[e2e]
+	path = $E2E_DIR/share
+	read only = no
+CONF
+	ksmbd.adduser -a -p "$E2E_PASS" "$E2E_USER" >/dev/null 2>&1 ||
+		ksmbd.adduser -u -p "$E2E_PASS" "$E2E_USER" >/dev/null 2>&1 ||
+		fail "ksmbd.adduser failed" || return 1
+	ksmbd.mountd >"$E2E_DIR/log/ksmbd.out" 2>&1 ||
+		fail "ksmbd.mountd failed: $(tail -n 2 "$E2E_DIR/log/ksmbd.out")" ||
+		return 1
+	i=0
+	until grep -q ':01BD ' /proc/net/tcp /proc/net/tcp6 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || fail "ksmbd did not listen on 445" || return 1
+		sleep 0.1
+	done
+}
+
+stop_ksmbd() {
+	ksmbd.control -s >/dev/null 2>&1
+	i=0
+	while pgrep -x ksmbd.mountd >/dev/null && [ $i -lt 100 ]; do
+		i=$((i + 1))
+		sleep 0.1
+	done
+}
+
+start_server() {
+	case ${E2E_SERVER:-samba} in
+	samba) start_smbd "$1" ;;
+	ksmbd) start_ksmbd "$1" ;;
+	esac
+}
+
+stop_server() {
+	case ${E2E_SERVER:-samba} in
+	samba) stop_smbd ;;
+	ksmbd) stop_ksmbd ;;
+	esac
+}
+
+e2e_teardown() {
+	stop_smbd
+	stop_ksmbd
+}
+
+# The client's view: channels of the session (primary + extra).
+client_channels() {
+	extra=$(sed -n 's/.*Extra Channels: \([0-9]*\).*/\1/p' \
+		/proc/fs/cifs/DebugData | head -n 1)
+	echo $((1 + ${extra:-0}))
+}
+
+# run_scenario <name> <workload> <mount options> <channels> <rdma|inline>
+run_scenario() {
+	name=$1 workload=$2 opts=$3 want_channels=$4 mode=$5
+	E2E_WHY=
+	if scenario "$workload" "$opts" "$want_channels" "$mode"; then
+		E2E_PASSED=$((E2E_PASSED + 1))
+		echo "E2E $name PASS $E2E_DETAIL"
+	else
+		E2E_FAILED=$((E2E_FAILED + 1))
+		echo "E2E $name FAIL $E2E_WHY"
+		tail -n 20 "$E2E_DIR/log/smbd.out" | sed 's/^/  smbd: /'
+		dmesg | tail -n 15 | sed 's/^/  kernel: /'
+	fi
+	mountpoint -q "$E2E_MNT" && umount "$E2E_MNT"
+	stop_server
+	rm -rf "${E2E_DIR:?}/share/"*
+}
+
+scenario() {
+	workload=$1 opts=$2 want_channels=$3 mode=$4
+	start_server "${E2E_SIGNING:-auto}" || return 1
+	mount -t cifs "//$SMBD_ADDR/e2e" "$E2E_MNT" \
+		-o "$opts,username=$E2E_USER,password=$E2E_PASS" ||
+		fail "mount -o $opts failed: $(dmesg | grep CIFS | tail -n 1)" ||
+		return 1
+	# the client's own report of its connection
+	grep -q "^SMBDirect" /proc/fs/cifs/DebugData ||
+		fail "the mount is not over RDMA" || return 1
+	# extra channels are added right after the mount
+	i=0
+	while [ "$(client_channels)" -lt "$want_channels" ] && [ $i -lt 300 ]; do
+		i=$((i + 1))
+		sleep 0.1
+	done
+	channels=$(client_channels)
+	driver_conns=$(owned_connections)
+	[ "$channels" = "$want_channels" ] ||
+		fail "$channels channels, expected $want_channels" || return 1
+	# ksmbd: nothing may go through the driver
+	[ "${E2E_SERVER:-samba}" = samba ] || want_channels=0
+	[ "$driver_conns" = "$want_channels" ] ||
+		fail "the driver carries $driver_conns connections, expected $want_channels" ||
+		return 1
+
+	r0=$(counter rdma_read_bytes) w0=$(counter rdma_write_bytes)
+	in0=$(counter bytes_received) out0=$(counter bytes_sent)
+	"$workload" || return 1
+	umount "$E2E_MNT" || fail "umount failed" || return 1
+	pulled=$(( $(counter rdma_read_bytes) - r0 ))
+	pushed=$(( $(counter rdma_write_bytes) - w0 ))
+	inline_in=$(( $(counter bytes_received) - in0 ))
+	inline_out=$(( $(counter bytes_sent) - out0 ))
+	bytes=$((E2E_BIG_MB * 1048576))
+	[ "${E2E_SERVER:-samba}" = samba ] || mode=none
+	case $mode in
+	none)
+		[ "$pulled" = 0 ] && [ "$pushed" = 0 ] && [ "$inline_in" = 0 ] ||
+			fail "the driver carried traffic of another server" ||
+			return 1 ;;
+	rdma)
+		# the big file went both ways by RDMA
+		[ "$pulled" -ge "$bytes" ] && [ "$pushed" -ge "$bytes" ] ||
+			fail "RDMA moved $pulled bytes in and $pushed out, expected at least $bytes each" ||
+			return 1 ;;
+	inline)
+		[ "$pulled" = 0 ] && [ "$pushed" = 0 ] ||
+			fail "RDMA moved $pulled/$pushed bytes on a signed mount" ||
+			return 1
+		[ "$inline_in" -ge "$bytes" ] && [ "$inline_out" -ge "$bytes" ] ||
+			fail "PDUs carried $inline_in bytes in and $inline_out out, expected at least $bytes each" ||
+			return 1 ;;
+	esac
+	E2E_DETAIL="channels=$channels rdma_in=$pulled rdma_out=$pushed pdu_in=$inline_in pdu_out=$inline_out $E2E_WORK"
+}
+
+# put_file <from> <to>: through the page cache, or with E2E_WRITER=direct
+# as O_DIRECT writes of at most one page each. Debian 6.1's client corrupts
+# inline (not RDMA) writes that span pages: smbd_send() sizes each page's
+# pieces by what remains of the whole request, so they run past the page.
+# Only signed or encrypted mounts send data inline, and there a server
+# rejects the corrupted requests by their signature.
+put_file() {
+	case ${E2E_WRITER:-cached} in
+	direct) dd if="$1" of="$2" bs=4096 oflag=direct status=none ;;
+	*) cp "$1" "$2" ;;
+	esac
+}
+
+# Write the big file and many small ones, read them back with the client's
+# cache dropped, compare checksums on both sides; list, rename, delete.
+rdma_files() {
+	m=$E2E_MNT
+	put_file "$E2E_DIR/big" "$m/big" || fail "writing the big file failed" ||
+		return 1
+	mkdir "$m/small" || fail "mkdir failed" || return 1
+	i=0
+	while [ $i -lt "$E2E_SMALL" ]; do
+		# 1..16 KiB: both sides of the client's 4 KiB RDMA threshold
+		head -c $(( (i % 16 + 1) * 1024 - i % 7 )) "$E2E_DIR/big" |
+			tail -c +$((i + 1)) >"$E2E_DIR/one" &&
+			put_file "$E2E_DIR/one" "$m/small/f$i" ||
+			fail "writing small file $i failed" || return 1
+		i=$((i + 1))
+	done
+	(cd "$m/small" && md5sum f*) >"$E2E_DIR/small.sums"
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	[ "$(md5sum <"$m/big")" = "$E2E_BIG_SUM" ] ||
+		fail "the big file read back differs" || return 1
+	[ "$(md5sum <"$E2E_DIR/share/big")" = "$E2E_BIG_SUM" ] ||
+		fail "the big file on the server differs" || return 1
+	(cd "$E2E_DIR/share/small" && md5sum -c --quiet "$E2E_DIR/small.sums") ||
+		fail "small files on the server differ" || return 1
+	(cd "$m/small" && md5sum -c --quiet "$E2E_DIR/small.sums") ||
+		fail "small files read back differ" || return 1
+	n=$(ls "$m/small" | wc -l)
+	[ "$n" = "$E2E_SMALL" ] || fail "listing shows $n files" || return 1
+	mv "$m/big" "$m/renamed" && [ -f "$E2E_DIR/share/renamed" ] &&
+		[ ! -e "$E2E_DIR/share/big" ] || fail "rename failed" || return 1
+	rm -r "$m/small" "$m/renamed" && [ -z "$(ls "$E2E_DIR/share")" ] ||
+		fail "delete failed" || return 1
+	E2E_WORK="big=${E2E_BIG_MB}MiB small=$E2E_SMALL writes=${E2E_WRITER:-cached}"
+}
