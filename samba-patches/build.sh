@@ -86,10 +86,13 @@ key=$( (echo "$version"; echo "$FLAGS"; cat "$here"/*.patch \
 	sha256sum | cut -c1-16)
 build="$cache_root/samba/${dir_version}_$key"
 prefix="$build/prefix"
+# built in this checkout's build tree: a cmake tree belongs to one source
+libsmbd_build="${SMBD_BUILD:-$repo/build}/samba-libsmbd"
 install_libsmbd() {
+	mkdir -p "$libsmbd_build"
 	make -C "$repo" --no-print-directory install PREFIX="$prefix" \
-		INSTALL_BUILD="$cache_root/libsmbd-build" >"$cache_root/libsmbd-install.log" 2>&1 ||
-		{ tail -n 40 "$cache_root/libsmbd-install.log" >&2; exit 1; }
+		INSTALL_BUILD="$libsmbd_build" >"$libsmbd_build.log" 2>&1 ||
+		{ tail -n 40 "$libsmbd_build.log" >&2; exit 1; }
 }
 if [ -f "$build/.complete" ]; then
 	install_libsmbd
