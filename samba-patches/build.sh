@@ -2,11 +2,12 @@
 # Debian's Samba 4.17 source (apt-get source samba; a deb-src entry is
 # added when there is none), the series in this directory applied, built
 # with the trimmed configure below against libsmbd and installed into a
-# prefix, with libsmbd beside it. The build is cached outside the checkout,
-# keyed by the source version, the patches, the configure flags and
-# libsmbd's interface; the pristine source is cached once per version.
-# libsmbd itself is installed again at every run, so the prefix has the
-# tree's library. Prints the prefix (sbin/smbd, bin/pdbedit, lib/).
+# prefix, with libsmbd beside it. The build is cached outside the checkout:
+# one tree per source version and configure flags, rebuilt incrementally
+# when the patches or libsmbd's interface change; the pristine source is
+# cached once per version. libsmbd itself is installed again at every run,
+# so the prefix has the tree's library. Prints the prefix (sbin/smbd,
+# bin/pdbedit, lib/).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -81,11 +82,14 @@ FLAGS="--without-ad-dc --with-system-mitkrb5 --without-ads --without-ldap
 --without-profiling-data --without-cluster-support
 --bundled-libraries=NONE,ldb
 --with-shared-modules=!vfs_snapper,!vfs_btrfs,!vfs_virusfilter,!vfs_io_uring"
-key=$( (echo "$version"; echo "$FLAGS"; cat "$here"/*.patch \
-	"$repo"/libsmbd/include/*.h "$repo"/include/uapi/linux/smbd.h) |
-	sha256sum | cut -c1-16)
-build="$cache_root/samba/${dir_version}_$key"
-prefix="$build/prefix"
+# One build tree per source version and flags, kept between runs: the
+# series is applied afresh to its pristine state (a git commit), so a
+# changed patch rebuilds only the files whose contents changed.
+tree_key=$( (echo "$version"; echo "$FLAGS") | sha256sum | cut -c1-16)
+tree="$cache_root/samba/${dir_version}_$tree_key"
+prefix="$tree/prefix"
+key=$(cat "$here"/*.patch "$repo"/libsmbd/include/*.h \
+	"$repo"/include/uapi/linux/smbd.h | sha256sum | cut -c1-16)
 # built in this checkout's build tree: a cmake tree belongs to one source
 libsmbd_build="${SMBD_BUILD:-$repo/build}/samba-libsmbd"
 install_libsmbd() {
@@ -94,28 +98,48 @@ install_libsmbd() {
 		INSTALL_BUILD="$libsmbd_build" >"$libsmbd_build.log" 2>&1 ||
 		{ tail -n 40 "$libsmbd_build.log" >&2; exit 1; }
 }
-if [ -f "$build/.complete" ]; then
+if [ "$(cat "$tree/.installed" 2>/dev/null)" = "$key" ]; then
 	install_libsmbd
 	echo "$prefix"
 	exit 0
 fi
-rm -rf "$build"
-mkdir -p "$(dirname "$build")"
-cp -a "$src/tree" "$build"
-cd "$build"
+git_() { git -c user.name=build -c user.email=build@localhost "$@"; }
+if [ ! -f "$tree/.pristine" ]; then
+	rm -rf "$tree"
+	mkdir -p "$(dirname "$tree")"
+	cp -a "$src/tree" "$tree"
+	# what configure, the build and this script leave survives a clean
+	(cd "$tree" && git_ init -q &&
+		printf '%s\n' /bin /.lock-wscript /compile_commands.json \
+			/prefix /build.log /.pristine /.configured /.installed \
+			'*.pyc' >.git/info/exclude &&
+		git_ add -A && git_ commit -qm pristine)
+	touch "$tree/.pristine"
+fi
+cd "$tree"
+rm -f .installed
+git_ reset -q --hard
+git_ clean -qfd
 for p in "$here"/*.patch; do
 	[ -f "$p" ] || continue
 	patch -p1 --forward --quiet <"$p" || { echo "samba: $p does not apply" >&2; exit 1; }
 done
 install_libsmbd
-log="$build/build.log"
-echo "samba: configuring, building and installing in $build; log in $log" >&2
+log="$tree/build.log"
+echo "samba: building and installing in $tree; log in $log" >&2
 start=$(date +%s)
-# shellcheck disable=SC2086 # the flags are split on purpose
-PKG_CONFIG_PATH="$prefix/lib/pkgconfig" ./configure --prefix="$prefix" \
-	--with-smbdirect $FLAGS >"$log" 2>&1 || { tail -n 40 "$log" >&2; exit 1; }
+conf_key=$(cat wscript source3/wscript "$prefix/lib/pkgconfig/libsmbd-tevent.pc" |
+	sha256sum | cut -c1-16)
+: >"$log"
+if [ "$(cat .configured 2>/dev/null)" != "$conf_key" ]; then
+	# shellcheck disable=SC2086 # the flags are split on purpose
+	PKG_CONFIG_PATH="$prefix/lib/pkgconfig" ./configure --prefix="$prefix" \
+		--with-smbdirect $FLAGS >>"$log" 2>&1 ||
+		{ tail -n 40 "$log" >&2; exit 1; }
+	echo "$conf_key" >.configured
+fi
 { make -j"$(nproc)" && make install; } >>"$log" 2>&1 ||
 	{ tail -n 40 "$log" >&2; exit 1; }
 echo "samba: built and installed in $(( $(date +%s) - start )) s" >&2
-touch "$build/.complete"
+echo "$key" >.installed
 echo "$prefix"
