@@ -67,7 +67,7 @@ start_smbd() {
 	write_conf "$1"
 	# its own session: at exit the parent signals its whole process group
 	setsid "$SMBD_SAMBA/sbin/smbd" -s "$E2E_DIR/smb.conf" -F --no-process-group \
-		--debug-stdout >>"$E2E_DIR/log/smbd.out" 2>&1 &
+		--debug-stdout >"$E2E_DIR/log/smbd.out" 2>&1 &
 	SMBD_PID=$!
 	# the master registers with the driver once it listens
 	i=0
@@ -202,10 +202,18 @@ scenario() {
 		fail "the driver carries $driver_conns connections, expected $want_channels" ||
 		return 1
 
+	# the client reconnects transparently: a server that failed must not pass
+	reconnects0=$(dmesg | grep -c 'RDMA transport re-established')
 	r0=$(counter rdma_read_bytes) w0=$(counter rdma_write_bytes)
 	in0=$(counter bytes_received) out0=$(counter bytes_sent)
 	"$workload" || return 1
 	umount "$E2E_MNT" || fail "umount failed" || return 1
+	reconnects=$(( $(dmesg | grep -c 'RDMA transport re-established') - reconnects0 ))
+	[ "$reconnects" = 0 ] ||
+		fail "the client had to reconnect $reconnects times" || return 1
+	! grep -q 'PANIC' "$E2E_DIR/log/smbd.out" 2>/dev/null ||
+		fail "smbd panicked: $(grep -m1 -A12 'PANIC' "$E2E_DIR/log/smbd.out" | grep -m1 smbdirect)" ||
+		return 1
 	pulled=$(( $(counter rdma_read_bytes) - r0 ))
 	pushed=$(( $(counter rdma_write_bytes) - w0 ))
 	inline_in=$(( $(counter bytes_received) - in0 ))
