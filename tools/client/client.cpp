@@ -324,8 +324,39 @@ Status Client::send_raw_message(std::span<const uint8_t> message)
     std::memcpy(rdma_->send_buf(slot), message.data(), message.size());
     if (credits_.send_credits > 0)
         credits_.send_credits--;
-    obs_.messages_sent++;
-    return rdma_->post_send(slot, uint32_t(message.size()));
+    uint16_t grant = 0;
+    if (phase_ == Phase::negotiated && message.size() >= 4) {
+        // what the server may really use; a receive it lands in must be
+        // one we count as granted, or its message looks like a violation
+        grant = uint16_t(std::min<uint32_t>(smbd_get_le16(&message[2]),
+                                            credits_.recv_posted -
+                                                credits_.recv_granted));
+        credits_.recv_granted += grant;
+    }
+    return post_slot(slot, uint32_t(message.size()), grant);
+}
+
+Status Client::send_message(std::span<const uint8_t> message)
+{
+    drain_cq();
+    if (phase_ == Phase::broken)
+        return ended_error();
+    if (phase_ != Phase::negotiated)
+        return make_error(Errc::invalid_argument,
+                          "Data Transfer messages go only after the SMB "
+                          "Direct negotiate");
+    if (message.size() < 4 || message.size() > opt_.preferred_send_size)
+        return make_error(Errc::invalid_argument,
+                          "a message has 4 bytes up to a send buffer");
+    uint16_t grant;
+    if (auto st = wait_send_credit(grant); !st)
+        return st;
+    uint32_t slot = free_send_.back();
+    free_send_.pop_back();
+    uint8_t *buf = rdma_->send_buf(slot);
+    std::memcpy(buf, message.data(), message.size());
+    smbd_put_le16(buf + 2, grant);
+    return post_slot(slot, uint32_t(message.size()), grant);
 }
 
 void Client::poll_events()
@@ -581,13 +612,18 @@ Status Client::post_data(smbd_data_hdr &hdr, std::span<const uint8_t> payload)
     size_t n = smbd_data_build(&hdr, buf);
     if (!payload.empty())
         std::memcpy(buf + n, payload.data(), payload.size());
+    return post_slot(slot, uint32_t(n + payload.size()), hdr.credits_granted);
+}
+
+Status Client::post_slot(uint32_t slot, uint32_t len, uint16_t grant)
+{
     obs_.messages_sent++;
-    obs_.credits_granted += hdr.credits_granted;
+    obs_.credits_granted += grant;
     if (response_due_) {
         obs_.keepalive_answers++;
         response_due_ = false;
     }
-    return rdma_->post_send(slot, uint32_t(n + payload.size()));
+    return rdma_->post_send(slot, len);
 }
 
 Status Client::wait_send_slot(Clock::time_point until)
@@ -602,11 +638,11 @@ Status Client::wait_send_slot(Clock::time_point until)
     return {};
 }
 
-Status Client::send_data(std::span<const uint8_t> payload, uint32_t remaining)
+Status Client::wait_send_credit(uint16_t &grant)
 {
     auto until = deadline(opt_.timeout);
     bool waited = false;
-    uint16_t grant = 0;
+    grant = 0;
     for (;;) {
         if (phase_ == Phase::broken)
             return ended_error();
@@ -627,6 +663,14 @@ Status Client::send_data(std::span<const uint8_t> payload, uint32_t remaining)
                                   std::to_string(credits_.recv_posted) +
                                   " receives posted)");
     }
+    return {};
+}
+
+Status Client::send_data(std::span<const uint8_t> payload, uint32_t remaining)
+{
+    uint16_t grant;
+    if (auto st = wait_send_credit(grant); !st)
+        return st;
     smbd_data_hdr hdr{};
     hdr.credits_granted = grant;
     hdr.remaining_data_length = remaining;

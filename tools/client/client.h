@@ -130,8 +130,15 @@ public:
     // Send only the first @count fragments of @pdu.
     Status send_pdu_fragments(std::span<const uint8_t> pdu, uint32_t count);
     // Post @message as one SMB Direct message, spending a credit if there is
-    // one and granting nothing (whatever its CreditsGranted says).
+    // one. Its CreditsGranted (if it has the field) counts as a grant of as
+    // many receives as are posted and not yet granted: the server may use
+    // those, and cannot use what the message claims beyond them.
     Status send_raw_message(std::span<const uint8_t> message);
+    // Post @message (at least the 4 bytes up to CreditsGranted) as one SMB
+    // Direct message under the credit rules, as send_pdu sends: once a send
+    // credit is there, with the grant due written into its CreditsGranted.
+    // The rest of its header is the caller's to break.
+    Status send_message(std::span<const uint8_t> message);
     // false: consumed receives are not posted again, so nothing more is
     // ever granted to the server.
     void set_repost_receives(bool on) { repost_ = on; }
@@ -142,6 +149,10 @@ public:
     // the CQ is left alone (keepalive requests go unanswered).
     Status wait_peer_disconnect(std::chrono::milliseconds timeout,
                                 bool process_completions = true);
+
+    // How long each later step waits (the fuzzer bounds what follows a
+    // mutation).
+    void set_timeout(std::chrono::milliseconds timeout) { opt_.timeout = timeout; }
 
     bool negotiated() const { return phase_ == Phase::negotiated; }
     bool connected() const { return phase_ != Phase::broken; }
@@ -175,6 +186,11 @@ private:
     // Post a Data Transfer message in a free send slot (one must be free).
     Status post_data(smbd_data_hdr &hdr, std::span<const uint8_t> payload);
     Status wait_send_slot(Clock::time_point until);
+    // Wait for a send slot and a send credit and spend it; *grant is what
+    // the message must grant.
+    Status wait_send_credit(uint16_t &grant);
+    // Post the @len bytes in send @slot, a message granting @grant.
+    Status post_slot(uint32_t slot, uint32_t len, uint16_t grant);
     Status send_data(std::span<const uint8_t> payload, uint32_t remaining);
     void end_connection(Error why);
     // The server broke the protocol: record it and disconnect.

@@ -1,7 +1,7 @@
 // smbdirect-client: connect to an SMB Direct server like a Windows client,
 // negotiate, set up or bind a session, send PDUs and check their echoes, or
 // write and read back data over RDMA, or benchmark READ/WRITE; or break one
-// rule (--hostile) and check that the server disconnects.
+// rule (--hostile) and check that the server disconnects; or fuzz (--fuzz).
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz.h"
 #include "run.h"
 
 using namespace smbd::client;
@@ -51,6 +52,15 @@ void usage(FILE *out)
         "  --descriptors N        Buffer Descriptor V1 entries per transfer (default 1)\n"
         "  --descriptor-extra B   the descriptors describe B bytes more than the data\n"
         "  --file-size BYTES      the server's file size (default 64 MiB)\n"
+        "Randomized fuzzing: conversation i of SEED draws all it sends from (SEED, i)\n"
+        "and breaks one stage of a valid conversation; a valid conversation must\n"
+        "still succeed every 50 conversations. Prints one NETFUZZ summary line:\n"
+        "  --fuzz SEED            fuzz instead of one run\n"
+        "  --conversations N      conversations (default 100)\n"
+        "  --first I              index of the first conversation (default 0)\n"
+        "  --fuzz-stage STAGE     only negotiate, credits, fragments, smb2-negotiate,\n"
+        "                         session-setup or rdma\n"
+        "  --fuzz-wait MS         wait for an answer after a mutation (default 300)\n"
         "  --quiet                print only the outcome\n"
         "  --json                 print one JSON object\n"
         "exit status: 0 when the expected outcome happened, 1 when not, 2 on usage errors\n");
@@ -239,6 +249,9 @@ void print_summary(const RunReport &r)
 int main(int argc, char **argv)
 {
     RunOptions opt;
+    FuzzOptions fuzz;
+    fuzz.program = argv[0];
+    bool fuzzing = false;
     bool quiet = false, json = false, have_addr = false;
     for (int i = 1; i < argc; i++) {
         std::string_view a = argv[i];
@@ -358,6 +371,22 @@ int main(int argc, char **argv)
             opt.descriptor_extra = uint32_t(number(UINT32_MAX));
         } else if (a == "--file-size") {
             opt.file.size = number(UINT64_MAX);
+        } else if (a == "--fuzz") {
+            fuzzing = true;
+            fuzz.seed = number(UINT64_MAX);
+        } else if (a == "--conversations") {
+            fuzz.conversations = number(UINT64_MAX);
+        } else if (a == "--first") {
+            fuzz.first = number(UINT64_MAX);
+        } else if (a == "--fuzz-stage") {
+            const char *v = value();
+            fuzz.stage = parse_fuzz_stage(v);
+            if (!fuzz.stage) {
+                std::fprintf(stderr, "smbdirect-client: unknown fuzz stage '%s'\n", v);
+                return 2;
+            }
+        } else if (a == "--fuzz-wait") {
+            fuzz.wait = std::chrono::milliseconds(number(60000));
         } else if (a == "--quiet") {
             quiet = true;
         } else if (a == "--json") {
@@ -371,6 +400,25 @@ int main(int argc, char **argv)
     if (!have_addr) {
         usage(stderr);
         return 2;
+    }
+    if (fuzzing) {
+        fuzz.addr = opt.addr;
+        fuzz.port = opt.port;
+        fuzz.timeout = opt.connect.timeout;
+        fuzz.file.size = opt.file.size;
+        FuzzReport r = run_fuzz(fuzz, [&](const std::string &line) {
+            if (!quiet) {
+                std::printf("%s\n", line.c_str());
+                std::fflush(stdout);
+            }
+        });
+        if (!r.ok) {
+            std::printf("FAILED: %s\n", r.failure.c_str());
+            if (!r.replay.empty())
+                std::printf("replay: %s\n", r.replay.c_str());
+        }
+        std::printf("%s\n", fuzz_summary(fuzz, r).c_str());
+        return r.ok ? 0 : 1;
     }
 
     // a per-run salt and ClientGuid, as a real client draws them

@@ -237,7 +237,7 @@ Status RdmaIo::bind(uint32_t slot, const std::vector<Region> &regions,
     return {};
 }
 
-Status RdmaIo::start(uint32_t slot, bool write, uint64_t offset, uint32_t size)
+Status RdmaIo::check_transfer(uint32_t slot, uint32_t size) const
 {
     if (slot >= busy_.size() || busy_[slot])
         return io_error(Errc::invalid_argument,
@@ -247,12 +247,16 @@ Status RdmaIo::start(uint32_t slot, bool write, uint64_t offset, uint32_t size)
                         "a transfer of " + std::to_string(size) +
                             " bytes is above the " +
                             std::to_string(opt_.max_size) + " registered");
+    return {};
+}
+
+Result<std::vector<uint8_t>> RdmaIo::descriptors(uint32_t slot, uint32_t size,
+                                                 std::vector<uint32_t> &tokens)
+{
     auto regions = layout(size);
-    std::vector<uint32_t> tokens;
-    bool windows = opt_.channel == CHANNEL_RDMA_V1_INVALIDATE;
-    if (windows) {
+    if (opt_.channel == CHANNEL_RDMA_V1_INVALIDATE) {
         if (auto st = bind(slot, regions, tokens); !st)
-            return st;
+            return st.error();
     } else {
         tokens.assign(regions.size(), mr_->rkey);
     }
@@ -263,6 +267,27 @@ Status RdmaIo::start(uint32_t slot, bool write, uint64_t offset, uint32_t size)
                            tokens[i], regions[i].length};
         smbd_buffer_desc_put(descs.data(), uint32_t(i), &d);
     }
+    return descs;
+}
+
+Result<std::vector<uint8_t>> RdmaIo::describe(uint32_t slot, uint32_t size)
+{
+    if (auto st = check_transfer(slot, size); !st)
+        return st.error();
+    std::vector<uint32_t> tokens;
+    return descriptors(slot, size, tokens);
+}
+
+Status RdmaIo::start(uint32_t slot, bool write, uint64_t offset, uint32_t size)
+{
+    if (auto st = check_transfer(slot, size); !st)
+        return st;
+    std::vector<uint32_t> tokens;
+    auto described = descriptors(slot, size, tokens);
+    if (!described)
+        return described.error();
+    std::vector<uint8_t> &descs = *described;
+    bool windows = opt_.channel == CHANNEL_RDMA_V1_INVALIDATE;
 
     // MS-SMB2 3.2.4.1.5: one credit per started 64 KiB, asked back
     uint16_t charge = uint16_t(std::max<uint64_t>(

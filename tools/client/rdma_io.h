@@ -80,6 +80,10 @@ public:
     // Send the READ or WRITE request of @size bytes at file @offset for
     // @slot (bound windows first, when the channel wants them).
     Status start(uint32_t slot, bool write, uint64_t offset, uint32_t size);
+    // The Buffer Descriptor V1 entries start() would send for @size bytes
+    // in @slot, windows bound: for a caller that builds (and breaks) its
+    // own request, the fuzzer. The slot stays free.
+    Result<std::vector<uint8_t>> describe(uint32_t slot, uint32_t size);
     // The next response, checked: a READ or WRITE response to a request in
     // flight, a READ with DataLength 0, the invalidation as the channel
     // asks. Windows the server did not invalidate are replaced before
@@ -106,6 +110,10 @@ private:
     uint8_t *slot_base(uint32_t slot) const { return mem_ + slot * stride_; }
     Status bind(uint32_t slot, const std::vector<Region> &regions,
                 std::vector<uint32_t> &tokens);
+    Status check_transfer(uint32_t slot, uint32_t size) const;
+    // The descriptors of @size bytes in @slot; *tokens their keys.
+    Result<std::vector<uint8_t>> descriptors(uint32_t slot, uint32_t size,
+                                             std::vector<uint32_t> &tokens);
 
     Client &client_;
     IoOptions opt_;
