@@ -9,6 +9,10 @@
 #   make e2e      the end-to-end tests: the patched smbd and the driver
 #                 against the unmodified Linux cifs client (both dialects,
 #                 multichannel, signing), and ksmbd with the same client
+#   make check-debug  on a debug kernel (KASAN, kmemleak, lockdep, UBSAN):
+#                 the guest tier, the running driver fuzzed from the network
+#                 and through its ioctls, the e2e scenarios, faults under
+#                 cifs I/O and a soak; prints the figures
 #   make check    install what is missing, build the module against Debian's
 #                 packaged kernel headers, build and run the unit tests
 #   make module   build driver/smbdirect.ko only
@@ -42,12 +46,13 @@ KDIR ?= /usr/src/linux-headers-$(KABI)
 BUILD ?= build
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS := negotiate data_transfer smb2_negotiate session_setup buffer_desc
+FUZZ_TARGETS := negotiate data_transfer credits smb2_negotiate session_setup \
+	buffer_desc
 
 PREFIX ?= /usr/local
 INSTALL_BUILD ?= $(BUILD)/install
 
-.PHONY: check demo demo-responder e2e bench setup module build unit vm \
+.PHONY: check check-debug demo demo-responder e2e bench setup module build unit vm \
 	fuzz install install-check e2e-kernel samba clean
 
 check: setup
@@ -70,6 +75,10 @@ demo-responder: setup
 
 e2e: setup
 	SMBD_BUILD=$(abspath $(BUILD)) tools/e2e/run.sh
+
+check-debug: setup
+	$(MAKE) --no-print-directory build install-check
+	SMBD_BUILD=$(abspath $(BUILD)) tools/e2e/check-debug.sh
 
 # The bench compares with Debian's optimized perftest, so its tools are
 # built optimized and without the sanitizers, in a tree of their own, where
@@ -111,7 +120,8 @@ unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
 
 vm: module unit install-check
-	SMBD_BUILD=$(BUILD) tools/vm/run.sh tests/vm/tier.sh
+	SMBD_BUILD=$(BUILD) SMBD_VM_TIMEOUT=$${SMBD_VM_TIMEOUT:-900} \
+		tools/vm/run.sh tests/vm/tier.sh
 
 # Only the library: a host that builds Samba needs neither the tests'
 # nor the tools' dependencies.
@@ -144,17 +154,20 @@ fuzz:
 	cmake -S . -B $(BUILD)/fuzz -DSMBD_FUZZ=ON -DCMAKE_C_COMPILER=clang \
 		-DCMAKE_CXX_COMPILER=clang++ >/dev/null
 	cmake --build $(BUILD)/fuzz -j$(JOBS)
-	@for t in $(FUZZ_TARGETS); do \
+	@total=0; for t in $(FUZZ_TARGETS); do \
 		mkdir -p $(BUILD)/fuzz/corpus/$$t; \
 		$(BUILD)/fuzz/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
 			-print_final_stats=1 $(BUILD)/fuzz/corpus/$$t \
 			tests/fuzz/seeds/$$t \
 			>$(BUILD)/fuzz/$$t.log 2>&1 || \
 			{ tail -n 40 $(BUILD)/fuzz/$$t.log; exit 1; }; \
-		printf 'FUZZ %-15s %s executions, no failure\n' $$t \
-			"$$(sed -n 's/^stat::number_of_executed_units: *//p' \
-			$(BUILD)/fuzz/$$t.log)"; \
-	done
+		n=$$(sed -n 's/^stat::number_of_executed_units: *//p' \
+			$(BUILD)/fuzz/$$t.log); \
+		printf 'FUZZ %-15s %s executions, %s corpus entries, no failure\n' \
+			$$t $$n "$$(ls $(BUILD)/fuzz/corpus/$$t | wc -l)"; \
+		total=$$((total + n)); \
+	done; \
+	echo "FUZZ summary $(words $(FUZZ_TARGETS)) parsers, $$total executions in $(FUZZ_SECONDS) s each, 0 failures"
 
 clean:
 	@test ! -d "$(KDIR)" || $(MAKE) -C $(KDIR) M=$(CURDIR)/driver clean

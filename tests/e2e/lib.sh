@@ -151,6 +151,12 @@ e2e_teardown() {
 	stop_ksmbd
 }
 
+# kmemleak on the debug kernel (tools/vm/kmemleak.sh) after a scenario
+no_leaks() {
+	sh "$SMBD_REPO/tools/vm/kmemleak.sh" "$1" ||
+		fail "kmemleak found unreferenced objects"
+}
+
 # The client's view: channels of the session (primary + extra).
 client_channels() {
 	extra=$(sed -n 's/.*Extra Channels: \([0-9]*\).*/\1/p' \
@@ -162,7 +168,13 @@ client_channels() {
 run_scenario() {
 	name=$1 workload=$2 opts=$3 want_channels=$4 mode=$5
 	E2E_WHY=
-	if scenario "$workload" "$opts" "$want_channels" "$mode"; then
+	scenario "$workload" "$opts" "$want_channels" "$mode"
+	ok=$?
+	mountpoint -q "$E2E_MNT" && umount "$E2E_MNT"
+	stop_server
+	rm -rf "${E2E_DIR:?}/share/"*
+	[ $ok != 0 ] || no_leaks "$name" || ok=1
+	if [ $ok = 0 ]; then
 		E2E_PASSED=$((E2E_PASSED + 1))
 		echo "E2E $name PASS $E2E_DETAIL"
 	else
@@ -171,9 +183,6 @@ run_scenario() {
 		tail -n 20 "$E2E_DIR/log/smbd.out" | sed 's/^/  smbd: /'
 		dmesg | tail -n 15 | sed 's/^/  kernel: /'
 	fi
-	mountpoint -q "$E2E_MNT" && umount "$E2E_MNT"
-	stop_server
-	rm -rf "${E2E_DIR:?}/share/"*
 }
 
 scenario() {

@@ -20,15 +20,22 @@ fail() {
 	exit 1
 }
 
-rmmod smbdirect
-rdma link delete rxe0
-modprobe -r rdma_rxe rdma_ucm rdma_cm iw_cm ib_cm ib_uverbs ib_core
-modprobe ib_core force_mr=1
-modprobe rdma_rxe
-rdma link add rxe0 type rxe netdev smbd0
-modprobe rdma_cm
-insmod "$SMBD_REPO/driver/smbdirect.ko"
-echo "RDMA core reloaded with force_mr=1"
+if grep -q '^ib_core ' /proc/modules; then
+	rmmod smbdirect
+	rdma link delete rxe0
+	modprobe -r rdma_rxe rdma_ucm rdma_cm iw_cm ib_cm ib_uverbs ib_core
+	modprobe ib_core force_mr=1
+	modprobe rdma_rxe
+	rdma link add rxe0 type rxe netdev smbd0
+	modprobe rdma_cm
+	insmod "$SMBD_DRIVER"
+	echo "RDMA core reloaded with force_mr=1"
+else
+	# built into the kernel (the e2e and debug kernels): booted with it
+	grep -qw 'ib_core.force_mr=1' /proc/cmdline ||
+		fail "ib_core is built in: boot with ib_core.force_mr=1"
+	echo "RDMA core booted with force_mr=1"
+fi
 
 "$bin/responder/smbdirect-responder" --no-io-log >"$log" 2>&1 &
 responder=$!

@@ -4,9 +4,16 @@
 # kernel-patches/ applied) into a cache outside the checkout, keyed by the
 # source package version and the hash of the config and patches. Prints the
 # cache directory: boot/bzImage, lib/modules (root/), and build/, the tree
-# out-of-tree modules (the driver) are built against.
+# out-of-tree modules (the driver) are built against. "kernel.sh debug"
+# builds the debug kernel: kernel-debug.config merged on top.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
+case "${1:-}" in
+"") name=e2e-kernel; configs=$here/kernel.config ;;
+debug) name=debug-kernel
+	configs="$here/kernel.config $here/kernel-debug.config" ;;
+*) echo "usage: $0 [debug]" >&2; exit 2 ;;
+esac
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 need="linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio rsync kmod xz-utils"
@@ -22,9 +29,10 @@ if [ -n "$todo" ]; then
 fi
 
 version=$(dpkg-query -W -f='${Version}' linux-source-6.1)
-key=$( (echo "$version"; cat "$here/kernel.config";
+# shellcheck disable=SC2086 # two paths without spaces
+key=$( (echo "$version"; cat $configs;
 	cat "$here"/kernel-patches/*.patch 2>/dev/null) | sha256sum | cut -c1-16)
-cache="${SMBD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect}/e2e-kernel/${version}_$key"
+cache="${SMBD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect}/$name/${version}_$key"
 if [ -f "$cache/.complete" ]; then
 	echo "$cache"
 	exit 0
@@ -33,7 +41,7 @@ fi
 rm -rf "$cache"
 mkdir -p "$cache"
 log=$cache/build.log
-echo "e2e kernel: building linux-source $version (config $key) in $cache; log in $log" >&2
+echo "$name: building linux-source $version (config $key) in $cache; log in $log" >&2
 start=$(date +%s)
 tar -xaf /usr/src/linux-source-6.1.tar.xz -C "$cache"
 mv "$cache/linux-source-6.1" "$cache/build"
@@ -44,19 +52,21 @@ for p in "$here"/kernel-patches/*.patch; do
 done
 {
 	make x86_64_defconfig kvm_guest.config
-	scripts/kconfig/merge_config.sh -m .config "$here/kernel.config"
+	# shellcheck disable=SC2086
+	scripts/kconfig/merge_config.sh -m .config $configs
 	make olddefconfig
 } >"$log" 2>&1 || { tail -n 20 "$log" >&2; exit 1; }
 # every option asked for must have survived the merge
-missing=$(grep '^CONFIG_' "$here/kernel.config" | while read -r line; do
+# shellcheck disable=SC2086
+missing=$(cat $configs | grep '^CONFIG_' | while read -r line; do
 	grep -qx "$line" .config || echo "$line"
 done)
-[ -z "$missing" ] || { echo "e2e kernel: options not taken: $missing" >&2; exit 1; }
+[ -z "$missing" ] || { echo "$name: options not taken: $missing" >&2; exit 1; }
 make -j"$(nproc)" bzImage modules >>"$log" 2>&1 ||
 	{ tail -n 40 "$log" >&2; exit 1; }
 make modules_install INSTALL_MOD_PATH="$cache/root" >>"$log" 2>&1
 mkdir -p "$cache/root/boot"
 cp arch/x86/boot/bzImage "$cache/root/boot/bzImage"
-echo "e2e kernel: built in $(( $(date +%s) - start )) s" >&2
+echo "$name: built in $(( $(date +%s) - start )) s" >&2
 touch "$cache/.complete"
 echo "$cache"

@@ -11,7 +11,10 @@ repo=$(arg smbd.repo)
 out=$(arg smbd.out)
 scenario=$(arg smbd.scenario)
 export SMBD_REPO="$repo" SMBD_BUILD="$(arg smbd.build)" SMBD_ADDR=10.55.0.1 \
-	SMBD_SAMBA="$(arg smbd.samba)"
+	SMBD_SAMBA="$(arg smbd.samba)" SMBD_DRIVER="$(arg smbd.driver)" \
+	SMBD_TIER="$(arg smbd.tier | tr , ' ')" \
+	SMBD_FUZZ_CONVERSATIONS="$(arg smbd.fuzz_conversations)"
+kmemleak=/sys/kernel/debug/kmemleak
 
 setup() {
 	ip link set lo up &&
@@ -24,7 +27,9 @@ setup() {
 	rdma link add rxe0 type rxe netdev smbd0 &&
 	modprobe rdma_cm &&
 	{ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug; } &&
-	insmod "$(arg smbd.driver)"
+	insmod "$SMBD_DRIVER" &&
+	# a debug kernel: what boot left unreferenced is not ours
+	{ [ ! -w $kmemleak ] || { echo scan >$kmemleak && echo clear >$kmemleak; }; }
 }
 
 if setup >"$out/setup.log" 2>&1; then
@@ -36,6 +41,9 @@ if setup >"$out/setup.log" 2>&1; then
 		rc=rmmod
 	fi
 	echo $rc >"$out/rc"
+	# with the module gone, whatever it allocated and lost is unreferenced
+	sh "$repo/tools/vm/kmemleak.sh" unload >>"$out/scenario.log" 2>&1 ||
+		cat $kmemleak >"$out/kmemleak"
 else
 	echo setup >"$out/rc"
 fi

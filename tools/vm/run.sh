@@ -6,8 +6,9 @@
 # root/lib/modules, as tools/e2e/kernel.sh makes) and SMBD_VM_DRIVER the
 # smbdirect.ko built for it; SMBD_VM_ARGS adds smbd.* guest parameters.
 # Fails when the scenario fails or the kernel logs a warning, BUG, oops,
-# lockdep or refcount report; prints the scenario's output and, on failure,
-# the tail of the guest's kernel log.
+# lockdep, refcount, KASAN, UBSAN or hung task report, or (on a kernel with
+# kmemleak) leaves an unreferenced object after the module's unload; prints
+# the scenario's output and, on failure, the tail of the guest's kernel log.
 set -eu
 [ $# -eq 1 ] || { echo "usage: $0 <scenario.sh>" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -52,7 +53,8 @@ cat "$work/out/scenario.log" 2>/dev/null || true
 rc=$(cat "$work/out/rc" 2>/dev/null || echo none)
 # SMBD_VM_KNOWN: a regex; a "cut here" ... "end trace" report whose text
 # matches it is a known problem of other code and is left out
-problems=$(cat "$work/out/dmesg" "$work/console.log" 2>/dev/null |
+problems=$(cat "$work/out/dmesg" "$work/console.log" "$work/out/kmemleak" \
+	2>/dev/null |
 	awk -v known="${SMBD_VM_KNOWN:-}" '
 		/cut here/ { inblock = 1; block = $0 "\n"; next }
 		inblock { block = block $0 "\n"
@@ -63,8 +65,8 @@ problems=$(cat "$work/out/dmesg" "$work/console.log" 2>/dev/null |
 			next }
 		{ print }
 		END { if (inblock && (known == "" || block !~ known)) printf "%s", block }' |
-	grep -E 'WARNING:|BUG:|Oops|general protection|possible circular locking|refcount_t:|UBSAN:|KASAN:' |
-	head -n 5)
+	grep -E 'WARNING:|BUG:|Oops|general protection|possible circular locking|refcount_t:|UBSAN:|KASAN:|INFO: task .* blocked|unreferenced object|backtrace:|^    \[<' |
+	head -n 12)
 if [ -n "$problems" ]; then
 	echo "vm: the kernel reported a problem:" >&2
 	echo "$problems" >&2

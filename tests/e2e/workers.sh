@@ -1,0 +1,134 @@
+# Background cifs I/O for the faults and the soak (sourced after lib.sh).
+# Each worker writes one of eight slices of the test data to a file of its
+# own, cached (cp) or O_DIRECT (dd) in turn, and reads it back O_DIRECT,
+# so from the server; it logs every step. A read that succeeds with other
+# bytes than written is a mismatch, whatever a fault did; a step that fails
+# during a fault is an error, and the file is not counted until a later
+# write of it succeeds.
+WORK_DIR=$E2E_DIR/work
+WORKER_PIDS=
+
+workers_setup() {
+	mkdir -p "$WORK_DIR"
+	k=0
+	while [ $k -lt 8 ]; do
+		# 256 KiB to 2 MiB, not page multiples: RDMA and a short tail
+		dd if="$E2E_DIR/big" of="$WORK_DIR/slice$k" bs=4096 \
+			skip=$((k * 64)) count=$(((k + 1) * 64)) status=none
+		head -c -$((k * 511 + 1)) "$WORK_DIR/slice$k" >"$WORK_DIR/t" &&
+			mv "$WORK_DIR/t" "$WORK_DIR/slice$k"
+		k=$((k + 1))
+	done
+}
+
+# put_slice <k> <file> <0: through the page cache, 1: O_DIRECT>
+put_slice() {
+	if [ "$3" = 0 ]; then
+		cp "$WORK_DIR/slice$1" "$2" 2>/dev/null
+	else
+		dd if="$WORK_DIR/slice$1" of="$2" bs=65536 oflag=direct \
+			status=none 2>/dev/null
+	fi
+}
+
+# worker <index> <directory on the mount> <log>
+worker() {
+	n=0
+	while [ ! -e "$WORK_DIR/stop" ]; do
+		k=$(((n * 3 + $1) % 8))
+		f=w$1-$((n % 4))
+		if ! put_slice "$k" "$2/$f" $((n % 2)); then
+			echo "writeerr $f $k" >>"$3"
+			sleep 0.5
+		elif ! dd if="$2/$f" iflag=direct bs=1048576 status=none \
+			>"$WORK_DIR/r$1" 2>/dev/null; then
+			echo "wrote $f $k" >>"$3"
+			echo "readerr $f $k" >>"$3"
+			sleep 0.5
+		elif cmp -s "$WORK_DIR/r$1" "$WORK_DIR/slice$k"; then
+			echo "wrote $f $k" >>"$3"
+			echo "ok $f $k $(stat -c %s "$WORK_DIR/slice$k")" >>"$3"
+		else
+			echo "wrote $f $k" >>"$3"
+			echo "MISMATCH $f $k" >>"$3"
+		fi
+		n=$((n + 1))
+	done
+}
+
+# workers_start <count>
+workers_start() {
+	rm -f "$WORK_DIR/stop" "$WORK_DIR"/log*
+	mkdir -p "$E2E_MNT/work" || fail "mkdir on the mount failed" || return 1
+	WORKER_PIDS=
+	j=0
+	while [ $j -lt "$1" ]; do
+		: >"$WORK_DIR/log$j"
+		worker $j "$E2E_MNT/work" "$WORK_DIR/log$j" &
+		WORKER_PIDS="$WORKER_PIDS $!"
+		j=$((j + 1))
+	done
+}
+
+workers_stop() {
+	[ -n "$WORKER_PIDS" ] || return 0
+	touch "$WORK_DIR/stop"
+	# shellcheck disable=SC2086 # a list of pids
+	kill -CONT $WORKER_PIDS 2>/dev/null
+	for p in $WORKER_PIDS; do wait "$p" 2>/dev/null; done
+	WORKER_PIDS=
+}
+
+# Every file whose last write succeeded holds its slice, read through the
+# mount and on the server's disk; no read ever returned other bytes.
+workers_verify() {
+	WORK_OPS=$(cat "$WORK_DIR"/log* | grep -c '^ok ')
+	WORK_ERRORS=$(cat "$WORK_DIR"/log* | grep -c 'err ')
+	WORK_MISMATCHES=$(cat "$WORK_DIR"/log* | grep -c '^MISMATCH')
+	WORK_VERIFIED=$(cat "$WORK_DIR"/log* | awk '/^ok /{s+=$4} END{print s+0}')
+	[ "$WORK_MISMATCHES" = 0 ] ||
+		fail "$WORK_MISMATCHES reads returned other bytes than written: $(grep -h MISMATCH "$WORK_DIR"/log* | head -n 3)" ||
+		return 1
+	[ "$WORK_OPS" -gt 0 ] || fail "no worker completed a write and read" ||
+		return 1
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	# the last write attempt of each file decides what it must hold
+	for log in "$WORK_DIR"/log*; do
+		awk '$1 == "wrote" { last[$2] = $3 }
+			$1 == "writeerr" { delete last[$2] }
+			END { for (f in last) print f, last[f] }' "$log"
+	done >"$WORK_DIR/expect"
+	while read -r f k; do
+		cmp -s "$E2E_DIR/share/work/$f" "$WORK_DIR/slice$k" ||
+			fail "work/$f on the server is not slice $k" || return 1
+		dd if="$E2E_MNT/work/$f" iflag=direct bs=1048576 status=none |
+			cmp -s - "$WORK_DIR/slice$k" ||
+			fail "work/$f read back is not slice $k" || return 1
+		WORK_VERIFIED=$((WORK_VERIFIED + 2 * $(stat -c %s "$WORK_DIR/slice$k")))
+	done <"$WORK_DIR/expect"
+}
+
+# Files written before a fault, verified after it.
+kept_write() {
+	mkdir -p "$E2E_MNT/kept" || fail "mkdir kept failed" || return 1
+	cp "$E2E_DIR/big" "$E2E_MNT/kept/big" &&
+		for k in 0 3 5 7; do cp "$WORK_DIR/slice$k" "$E2E_MNT/kept/s$k"; done ||
+		fail "writing the kept files failed" || return 1
+	sync
+}
+
+kept_verify() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	KEPT_BYTES=0
+	for pair in "big $E2E_DIR/big" "s0 $WORK_DIR/slice0" \
+		"s3 $WORK_DIR/slice3" "s5 $WORK_DIR/slice5" "s7 $WORK_DIR/slice7"; do
+		set -- $pair
+		cmp -s "$E2E_MNT/kept/$1" "$2" ||
+			fail "kept/$1 read back differs" || return 1
+		cmp -s "$E2E_DIR/share/kept/$1" "$2" ||
+			fail "kept/$1 on the server differs" || return 1
+		KEPT_BYTES=$((KEPT_BYTES + 2 * $(stat -c %s "$2")))
+	done
+}

@@ -1,0 +1,25 @@
+#!/bin/sh
+# What a guest run with Samba and the cifs client needs, built or taken
+# from the caches: cifs-utils and ksmbd-tools on the host (the guest runs
+# the host's userland), the guest kernel ("debug" as $1: the debug kernel),
+# Samba with samba-patches/ and the module for that kernel. Prints three
+# lines: the kernel tree, the Samba prefix and the module.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+build=${SMBD_BUILD:-$repo/build}
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+if ! dpkg-query -W -f='${Status}\n' cifs-utils 2>/dev/null |
+	grep -q '^install ok installed$'; then
+	echo "e2e: installing cifs-utils" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	as_root apt-get update -qq
+	as_root apt-get install -y -qq --no-install-recommends cifs-utils >/dev/null
+fi
+
+"$here/ksmbd-tools.sh" >&2
+kernel=$("$here/kernel.sh" ${1:-})
+samba=$("$repo/samba-patches/build.sh")
+driver=$("$here/driver.sh" "$kernel" "$build/${1:-e2e}/driver")
+printf '%s\n%s\n%s\n' "$kernel" "$samba" "$driver"
