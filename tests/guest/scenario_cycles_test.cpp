@@ -47,9 +47,14 @@ TEST_F(Cycles, TwoHundredConnectDisconnectCyclesLeakNothing)
     EXPECT_EQ(delta("conn_requests"), kCycles);
     EXPECT_EQ(delta("conn_rejected"), 0);
     EXPECT_EQ(delta("negotiated"), kCycles);
-    // NEGOTIATE and SESSION_SETUP in, their two responses out
+    // NEGOTIATE and SESSION_SETUP in, their two responses out. A send
+    // counts at its completion, and the peer may disconnect on receiving
+    // the SESSION_SETUP response before its ACK is processed here: that
+    // completion is then flushed (seen under load). The NEGOTIATE
+    // response always completes: the peer answers it.
     EXPECT_EQ(delta("pdus_received"), 2 * kCycles);
-    EXPECT_EQ(delta("pdus_sent"), 2 * kCycles);
+    EXPECT_GE(delta("pdus_sent"), kCycles);
+    EXPECT_LE(delta("pdus_sent"), 2 * kCycles);
     EXPECT_EQ(delta("disconnect_peer"), kCycles);
 }
 
