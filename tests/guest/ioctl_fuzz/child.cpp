@@ -244,10 +244,11 @@ void Thread::fork_child(Slot &s)
     if (s.pool && rng.percent(50)) {
         plan.map_pool = true;
         plan.mmap_size = proc.info.out_mmap_size;
-        // the last page: nothing else writes there (see shared_pointer)
+        // on the last page nothing else writes (see shared_pointer); each
+        // thread has its place, as the slot is unlocked while a child runs
         const size_t last = s.pooled.size() - 1;
         if (s.pooled[last] == 2) {
-            plan.marker_offset = last * proc.page;
+            plan.marker_offset = last * proc.page + index * sizeof(uint64_t);
             plan.marker = rng.next() | 1;
             *reinterpret_cast<volatile uint64_t *>(s.window +
                                                    plan.marker_offset) =

@@ -159,8 +159,7 @@ void Thread::command(unsigned op, const Handle &h)
     // a raced call may have gone to another file: nothing to learn
     if (!arg || usize < req.ksize || h.raced())
         return;
-    after(req, h, err, arg);
-    if (op != OP_ACCEPT || err || !rng.percent(25))
+    if (!after(req, h, err, arg) || !rng.percent(50))
         return;
     // a connection lives as long as its peer waits: use it at once
     focus = load<smbd_accept>(arg).out_conn_id;
@@ -297,16 +296,16 @@ uint8_t *Thread::issue(Request &req, const Handle &h, int &err,
     return kind == Ptr::Private ? reinterpret_cast<uint8_t *>(arg) : nullptr;
 }
 
-void Thread::after(const Request &req, const Handle &h, int err,
+bool Thread::after(const Request &req, const Handle &h, int err,
                    const uint8_t *arg)
 {
     const smbd_info &info = proc.info;
     if (req.op == OP_GET_EVENTS) {
         after_get_events(req, h, err, load<smbd_get_events>(arg));
-        return;
+        return false;
     }
     if (err)
-        return;
+        return false;
     switch (req.op) {
     case OP_GET_INFO:
         // nothing the kernel reports changes while the module is loaded
@@ -319,8 +318,7 @@ void Thread::after(const Request &req, const Handle &h, int err,
         if (a.out_conn_id == 0 || a.out_conn_id > UINT32_MAX)
             violation("ACCEPT out_conn_id " + std::to_string(a.out_conn_id));
         proc.stats.accepted++;
-        remember_conn(h.slot, a.out_conn_id);
-        break;
+        return remember_conn(h.slot, a.out_conn_id);
     }
     case OP_GET_MEM_PARAMS: {
         const auto mp = load<smbd_mem_params>(arg);
@@ -341,6 +339,7 @@ void Thread::after(const Request &req, const Handle &h, int err,
         break;
     }
     }
+    return false;
 }
 
 void Thread::after_get_events(const Request &req, const Handle &h, int err,
@@ -396,7 +395,6 @@ void Thread::after_get_events(const Request &req, const Handle &h, int err,
                      c.negotiate_resp_len,
                  c.session_setup_len},
                 session);
-            fprintf(stderr, "DBG answer setup conn %llu resp %zu\n", (unsigned long long)ev.conn_id, resp.size()); // DBG
             if (!resp.empty())
                 answer(h, ev.conn_id, resp);
             break;
@@ -406,18 +404,13 @@ void Thread::after_get_events(const Request &req, const Handle &h, int err,
                 break;
             const std::span<const uint8_t> pdu(req.data + ev.data_offset,
                                                ev.data_len);
-            fprintf(stderr, "DBG pdu conn %llu len %u %s\n", (unsigned long long)ev.conn_id, ev.data_len, smbd::responder::describe_pdu(pdu).c_str()); // DBG
             // mostly what the peer waits for: its data moved, its echo
             if (!serve_rw(h, ev.conn_id, pdu) && rng.percent(70))
                 answer(h, ev.conn_id, smbd::responder::echo_response(pdu));
             break;
         }
         case SMBD_EVENT_DISCONNECTED:
-            fprintf(stderr, "DBG disconnected conn %llu reason %u\n", (unsigned long long)ev.conn_id, ev.u.disconnected.reason); // DBG
             forget_conn(h.slot, ev.conn_id);
-            break;
-        case SMBD_EVENT_RDMA_DONE:
-            fprintf(stderr, "DBG rdma_done conn %llu status %d bytes %llu user %llx\n", (unsigned long long)ev.conn_id, ev.status, (unsigned long long)ev.u.rdma_done.bytes, (unsigned long long)ev.user_data); // DBG
             break;
         }
     }
@@ -445,7 +438,6 @@ void Thread::answer(const Handle &h, uint64_t conn, std::span<const uint8_t> pdu
     }
     check(OP_SEND_PDU, err, errnos({0, ENOENT, ENOTCONN, EMSGSIZE, ENOMEM}), h,
           "an answer to the peer");
-    fprintf(stderr, "DBG answered conn %llu err %d\n", (unsigned long long)conn, err); // DBG
 }
 
 // An SMB2 WRITE or READ with an RDMA channel, served as smbd would: one
@@ -476,7 +468,6 @@ bool Thread::serve_rw(const Handle &h, uint64_t conn,
     } else {
         return false;
     }
-    fprintf(stderr, "DBG serve_rw dir %u bytes %u pool %d\n", direction, bytes, h.pool); // DBG
     // whole buffers from the start of the pool, never the last one (the
     // fork child's marker)
     const uint32_t bsize = proc.info.out_buffer_size;
@@ -516,7 +507,6 @@ bool Thread::serve_rw(const Handle &h, uint64_t conn,
         InUse use(h);
         err = syscall(SYS_ioctl, h.fd, SMBD_IOC_RDMA_RW, &req) < 0 ? errno : 0;
     }
-    fprintf(stderr, "DBG serve_rw err %d descs %zu\n", err, descs.size()); // DBG
     // EINVAL: no descriptors, or the peer's are empty or wrap
     check(OP_RDMA_RW, err,
           errnos({0, EINVAL, ENOENT, ENOTCONN, EMSGSIZE, EAGAIN, ENOMEM}), h,

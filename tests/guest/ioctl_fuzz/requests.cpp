@@ -65,10 +65,12 @@ uint64_t Thread::conn_id(const Handle &h)
         if (!conns.empty())
             return conns[rng.below(conns.size())];
     }
-    if (r < 75)
+    // any small id: mostly none of this file's
+    if (r < 60)
         return rng.range(1, 64);
-    // never ids: 0 and anything past 32 bits
-    const uint64_t odd[] = {0, 1ull << 32, UINT64_MAX, rng.next()};
+    // never ids (0, past 32 bits), and ids far beyond those in use
+    const uint64_t odd[] = {0, 1ull << 32, UINT64_MAX, rng.next(),
+                            rng.range(1ull << 20, UINT32_MAX)};
     return rng.pick(odd);
 }
 

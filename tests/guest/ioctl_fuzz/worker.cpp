@@ -302,16 +302,19 @@ std::vector<uint64_t> Thread::conns_of(const Handle &h)
     return h.slot->conns;
 }
 
-void Thread::remember_conn(Slot *s, uint64_t id)
+bool Thread::remember_conn(Slot *s, uint64_t id)
 {
-    if (!s)
-        return;
+    // the others are left to their peer's flow: answered, echoed, served,
+    // never picked at random, so that some get as far as RDMA
+    if (!s || rng.percent(50))
+        return false;
     std::lock_guard g(s->m);
     if (std::find(s->conns.begin(), s->conns.end(), id) != s->conns.end())
-        return;
+        return true;
     if (s->conns.size() >= kMaxConns)
         s->conns.erase(s->conns.begin());
     s->conns.push_back(id);
+    return true;
 }
 
 void Thread::forget_conn(Slot *s, uint64_t id)

@@ -45,7 +45,7 @@ struct Slot {
     bool pool = false;			// may allocate a pool (memory budget)
     uint8_t *window = nullptr;		// where its pool is mapped
     std::vector<uint8_t> pooled;	// per page: 0 not the pool, 1 R, 2 RW
-    std::vector<uint64_t> conns;	// owned by the current file
+    std::vector<uint64_t> conns;	// owned by the current file, fair game
 };
 
 // The file one call goes to.
@@ -156,14 +156,17 @@ private:
     // Opens a file for @s if it has none (the caller holds s.m).
     void reopen_locked(Slot &s);
     std::vector<uint64_t> conns_of(const Handle &h);
-    void remember_conn(Slot *s, uint64_t id);
+    // Whether @id of the file in @s is now one random calls may pick.
+    bool remember_conn(Slot *s, uint64_t id);
     void forget_conn(Slot *s, uint64_t id);
 
     // commands.cpp: issue one ioctl, check its result, learn from it
     void command(unsigned op, const Handle &h);
     void random_ioctl(const Handle &h);
     uint8_t *issue(Request &req, const Handle &h, int &err, uint32_t &usize);
-    void after(const Request &req, const Handle &h, int err,
+    // Learns from a call's outputs; true for a connection just accepted
+    // that random calls may pick.
+    bool after(const Request &req, const Handle &h, int err,
                const uint8_t *arg);
     void after_get_events(const Request &req, const Handle &h, int err,
                           const smbd_get_events &ge);
