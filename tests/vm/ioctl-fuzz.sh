@@ -30,9 +30,11 @@ clients 0 &
 c1=$!
 clients 1 &
 c2=$!
+clients 3 &
+c3=$!
 rc=0
 # the clients get the CPU they need to connect at all
 nice -n 10 "$SMBD_BUILD/tests/smbdirect-ioctl-fuzz" --seed 1 --ops 1000 || rc=$?
 rm -f "$running"
-wait "$c1" "$c2"
+wait "$c1" "$c2" "$c3"
 exit $rc
