@@ -436,8 +436,10 @@ static void smbd_conn_timer(struct work_struct *work)
 		smbd_conn_rearm_locked(conn);
 	} else if (conn->state == SMBD_CONN_OFFERED) {
 		reason = SMBD_REASON_ACCEPT_TIMEOUT;
-	} else if (conn->state != SMBD_CONN_OWNED) {
+	} else if (conn->state == SMBD_CONN_NEGOTIATE) {
 		reason = SMBD_REASON_NEGOTIATE_TIMEOUT;
+	} else if (conn->state != SMBD_CONN_OWNED) {
+		reason = SMBD_REASON_SETUP_TIMEOUT;
 	} else if (conn->keepalive != SMBD_KEEPALIVE_NONE) {
 		reason = SMBD_REASON_KEEPALIVE_TIMEOUT;
 	} else {

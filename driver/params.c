@@ -46,7 +46,7 @@ static bool smbd_ms_ok(u32 ms)
 
 static bool smbd_set_params_valid(const struct smbd_set_params *sp)
 {
-	if (sp->flags || sp->__reserved)
+	if (sp->flags || sp->__reserved || sp->__reserved2)
 		return false;
 	if (sp->receive_credit_max < 1 || sp->receive_credit_max > 65535 ||
 	    sp->send_credit_target < 1 || sp->send_credit_target > 65535)
@@ -65,7 +65,8 @@ static bool smbd_set_params_valid(const struct smbd_set_params *sp)
 	if (!smbd_ms_ok(sp->keepalive_interval_ms) ||
 	    !smbd_ms_ok(sp->keepalive_timeout_ms) ||
 	    !smbd_ms_ok(sp->negotiate_timeout_ms) ||
-	    !smbd_ms_ok(sp->accept_timeout_ms))
+	    !smbd_ms_ok(sp->accept_timeout_ms) ||
+	    (sp->setup_timeout_ms && !smbd_ms_ok(sp->setup_timeout_ms)))
 		return false;
 	if (!(sp->security_mode & SMB2_NEGOTIATE_SIGNING_ENABLED) ||
 	    (sp->security_mode & ~(u32)(SMB2_NEGOTIATE_SIGNING_ENABLED |
@@ -122,6 +123,7 @@ struct smbd_params *smbd_params_from_user(const struct smbd_set_params *sp)
 	p->keepalive_interval_ms = sp->keepalive_interval_ms;
 	p->keepalive_timeout_ms = sp->keepalive_timeout_ms;
 	p->negotiate_timeout_ms = sp->negotiate_timeout_ms;
+	p->setup_timeout_ms = sp->setup_timeout_ms ?: sp->negotiate_timeout_ms;
 	p->accept_timeout_ms = sp->accept_timeout_ms;
 
 	pol = &p->policy;

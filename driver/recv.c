@@ -176,6 +176,8 @@ void smbd_recv_negotiate(struct smbd_conn *conn, struct smbd_recv_io *io)
 	smbd_credits_init(&conn->credits, &conn->cp, 0);
 	smbd_reassembly_init(&conn->reasm, conn->cp.max_fragmented_recv_size);
 	conn->state = SMBD_CONN_SMB2_NEGOTIATE;
+	/* one deadline for the SMB2 NEGOTIATE and the first SESSION_SETUP */
+	smbd_conn_set_deadline_locked(conn, conn->params->setup_timeout_ms);
 	ret = smbd_recv_refill_locked(conn);
 	if (!ret) {
 		conn->immediate = false;
@@ -191,6 +193,7 @@ void smbd_recv_negotiate(struct smbd_conn *conn, struct smbd_recv_io *io)
 		return;
 	}
 	smbd_count(SMBD_CNT_NEGOTIATED, 1);
+	pr_debug("connection %u: negotiated\n", conn->id);
 }
 
 static u32 smbd_data_error_reason(enum smbd_proto_error err)

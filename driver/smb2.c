@@ -112,6 +112,8 @@ static void smbd_smb2_negotiate(struct smbd_conn *conn, const u8 *buf,
 	if (conn->state == SMBD_CONN_SMB2_NEGOTIATE)
 		conn->state = SMBD_CONN_SESSION_SETUP;
 	spin_unlock_irqrestore(&conn->lock, flags);
+	pr_debug("connection %u: SMB2 NEGOTIATE answered, dialect %#x\n",
+		 conn->id, conn->dialect);
 	if (smbd_smb2_send(conn, resp, resp_len, 0))
 		smbd_conn_fail(conn, SMBD_REASON_NO_MEMORY);
 }
@@ -157,6 +159,8 @@ static void smbd_smb2_session_setup(struct smbd_conn *conn, const u8 *buf,
 		return;
 	}
 
+	pr_debug("connection %u: SESSION_SETUP for session %#llx\n", conn->id,
+		 req.hdr.session_id);
 	if (req.flags & SMB2_SESSION_FLAG_BINDING) {
 		conn->session_id = req.hdr.session_id;
 		ret = smbd_route_binding(conn, req.hdr.session_id);

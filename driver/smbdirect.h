@@ -66,6 +66,7 @@ struct smbd_params {
 	u32 keepalive_interval_ms;
 	u32 keepalive_timeout_ms;
 	u32 negotiate_timeout_ms;
+	u32 setup_timeout_ms;
 	u32 accept_timeout_ms;
 	struct smb2_negotiate_policy policy;	/* sec_blob points at blob */
 	u8 blob[];
@@ -360,7 +361,7 @@ enum smbd_counter {
 	SMBD_CNT_RDMA_INFLIGHT,
 	SMBD_CNT_COUNT
 };
-#define SMBD_REASON_MAX SMBD_REASON_NO_MEMORY
+#define SMBD_REASON_MAX SMBD_REASON_SETUP_TIMEOUT
 
 void smbd_count(enum smbd_counter c, s64 n);
 void smbd_debugfs_init(void);

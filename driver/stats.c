@@ -37,6 +37,7 @@ static const char *const smbd_reason_names[SMBD_REASON_MAX + 1] = {
 	[SMBD_REASON_NO_LISTENER] = "no_listener",
 	[SMBD_REASON_RDMA_ERROR] = "rdma_error",
 	[SMBD_REASON_NO_MEMORY] = "no_memory",
+	[SMBD_REASON_SETUP_TIMEOUT] = "setup_timeout",
 };
 
 const char *smbd_reason_name(u32 reason)
@@ -136,6 +137,7 @@ SMBD_DISCONNECT(unknown_session, SMBD_REASON_UNKNOWN_SESSION);
 SMBD_DISCONNECT(no_listener, SMBD_REASON_NO_LISTENER);
 SMBD_DISCONNECT(rdma_error, SMBD_REASON_RDMA_ERROR);
 SMBD_DISCONNECT(no_memory, SMBD_REASON_NO_MEMORY);
+SMBD_DISCONNECT(setup_timeout, SMBD_REASON_SETUP_TIMEOUT);
 
 #define A(_name) (&smbd_attr_##_name.attr.attr)
 static struct attribute *smbd_counter_attrs[] = {
@@ -152,6 +154,7 @@ static struct attribute *smbd_counter_attrs[] = {
 	A(disconnect_credit_violation), A(disconnect_bad_smb2),
 	A(disconnect_unknown_session), A(disconnect_no_listener),
 	A(disconnect_rdma_error), A(disconnect_no_memory),
+	A(disconnect_setup_timeout),
 	NULL,
 };
 #undef A

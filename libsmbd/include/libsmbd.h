@@ -43,10 +43,10 @@ extern "C" {
  * of the library (LIBSMBD_0); a change comes as new symbol versions.
  */
 #define LIBSMBD_VERSION_MAJOR 0
-#define LIBSMBD_VERSION_MINOR 1
+#define LIBSMBD_VERSION_MINOR 2
 #define LIBSMBD_VERSION_PATCH 0
 
-/* "0.1.0": the library's version, which may differ from the header's */
+/* "0.2.0": the library's version, which may differ from the header's */
 const char *smbd_dev_version(void);
 
 struct smbd_dev;	/* an open /dev/smbd */
@@ -160,6 +160,8 @@ struct smbd_dev_policy {
 	size_t signing_algorithm_count;
 	const uint8_t *sec_blob;
 	size_t sec_blob_len;
+	/* since 0.2 */
+	uint32_t setup_timeout_ms;
 };
 
 /*

@@ -43,8 +43,9 @@ const char *const reason_names[] = {
     "bad_negotiate",  "bad_message",     "bad_reassembly",
     "credit_violation", "bad_smb2",      "unknown_session",
     "no_listener",    "rdma_error",      "no_memory",
+    "setup_timeout",
 };
-static_assert(std::size(reason_names) == SMBD_REASON_NO_MEMORY + 1);
+static_assert(std::size(reason_names) == SMBD_REASON_SETUP_TIMEOUT + 1);
 
 } // namespace
 
@@ -61,6 +62,7 @@ smbd_set_params Params::to_uapi() const
     p.keepalive_interval_ms = keepalive_interval_ms;
     p.keepalive_timeout_ms = keepalive_timeout_ms;
     p.negotiate_timeout_ms = negotiate_timeout_ms;
+    p.setup_timeout_ms = setup_timeout_ms;
     p.accept_timeout_ms = accept_timeout_ms;
     std::copy(server_guid.begin(), server_guid.end(), p.server_guid);
     p.capabilities = capabilities;
@@ -91,6 +93,9 @@ Params default_params()
     p.keepalive_interval_ms = 120000;
     p.keepalive_timeout_ms = 5000;
     p.negotiate_timeout_ms = 5000;
+    // a client prepares its session between the SMB2 NEGOTIATE and the
+    // SESSION_SETUP: seconds on a loaded machine
+    p.setup_timeout_ms = 30000;
     p.accept_timeout_ms = 5000;
     // Samba's ServerGuid: the lower-case NetBIOS name, NUL-padded
     const char name[] = "smbdirect-test";
@@ -400,7 +405,7 @@ std::vector<std::string> counter_names()
         "rdma_read_bytes", "rdma_write_bytes", "rdma_errors",
         "rdma_inflight",
     };
-    for (uint32_t r = SMBD_REASON_LOCAL; r <= SMBD_REASON_NO_MEMORY; r++)
+    for (uint32_t r = SMBD_REASON_LOCAL; r < std::size(reason_names); r++)
         names.push_back(std::string("disconnect_") + reason_names[r]);
     return names;
 }

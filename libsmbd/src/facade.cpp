@@ -201,7 +201,7 @@ smbd_dev_set_policy(struct smbd_dev *dev, const struct smbd_dev_policy *p)
         (p->sec_blob_len && !p->sec_blob))
         return invalid(dev, "policy array without its pointer");
     return guarded(dev, [&] {
-        return result(dev->h->set_policy(smbd::lib::params_of(*p)));
+        return result(dev->h->set_policy(smbd::lib::params_of(*p, defaults())));
     });
 }
 

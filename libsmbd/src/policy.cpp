@@ -3,6 +3,7 @@
 #include "policy.h"
 
 #include <algorithm>
+#include <cstring>
 #include <iterator>
 
 namespace smbd::lib {
@@ -20,6 +21,7 @@ smbd_dev_policy policy_of(const device::Params &p)
     q.keepalive_interval_ms = p.keepalive_interval_ms;
     q.keepalive_timeout_ms = p.keepalive_timeout_ms;
     q.negotiate_timeout_ms = p.negotiate_timeout_ms;
+    q.setup_timeout_ms = p.setup_timeout_ms;
     q.accept_timeout_ms = p.accept_timeout_ms;
     std::copy(p.server_guid.begin(), p.server_guid.end(), q.server_guid);
     q.capabilities = p.capabilities;
@@ -39,8 +41,11 @@ smbd_dev_policy policy_of(const device::Params &p)
     return q;
 }
 
-device::Params params_of(const smbd_dev_policy &p)
+device::Params params_of(const smbd_dev_policy &given,
+                         const device::Params &defaults)
 {
+    smbd_dev_policy p = policy_of(defaults);
+    std::memcpy(&p, &given, std::min<size_t>(given.size, sizeof(p)));
     device::Params q{};
     q.receive_credit_max = p.receive_credit_max;
     q.send_credit_target = p.send_credit_target;
@@ -51,6 +56,7 @@ device::Params params_of(const smbd_dev_policy &p)
     q.keepalive_interval_ms = p.keepalive_interval_ms;
     q.keepalive_timeout_ms = p.keepalive_timeout_ms;
     q.negotiate_timeout_ms = p.negotiate_timeout_ms;
+    q.setup_timeout_ms = p.setup_timeout_ms;
     q.accept_timeout_ms = p.accept_timeout_ms;
     std::copy(std::begin(p.server_guid), std::end(p.server_guid),
               q.server_guid.begin());

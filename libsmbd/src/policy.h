@@ -14,8 +14,10 @@ namespace smbd::lib {
 // A full-size policy over @p, whose arrays it points into: @p must outlive
 // it.
 smbd_dev_policy policy_of(const device::Params &p);
-// @p's values and copies of its arrays.
-device::Params params_of(const smbd_dev_policy &p);
+// @p's values and copies of its arrays; fields past p.size (a caller built
+// against an older, shorter struct) take @defaults' values.
+device::Params params_of(const smbd_dev_policy &p,
+                         const device::Params &defaults);
 
 } // namespace smbd::lib
 

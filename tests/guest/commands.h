@@ -5,6 +5,7 @@
 #define SMBD_TESTS_GUEST_COMMANDS_H
 
 #include <cstddef>
+#include <cstdint>
 #include <ostream>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct Command {
     std::function<Request(size_t extra)> request;
     std::vector<size_t> reserved;	// offsets of __u32 reserved fields
     int baseline;			// errno of the valid request
+    uint32_t first_size = 0;		// the first version's size, if it grew
 };
 
 const std::vector<Command> &offered_commands();

@@ -72,11 +72,27 @@ TEST_P(EveryCommand, ValidRequestGetsItsResult)
     EXPECT_EQ(call(req), GetParam().baseline);
 }
 
-TEST_P(EveryCommand, SizeBelowTheFirstVersionIsInvalid)
+// The size of the struct's first version: what old callers pass.
+uint32_t first_version_size(const Command &c)
 {
-    Request full = GetParam().request(0);
+    if (c.first_size)
+        return c.first_size;
+    Request full = c.request(0);
     uint32_t size;
     std::memcpy(&size, full.bytes(), 4);
+    return size;
+}
+
+TEST_P(EveryCommand, FirstVersionGetsItsResult)
+{
+    Request req = GetParam().request(0);
+    req.set_size(first_version_size(GetParam()));
+    EXPECT_EQ(call(req), GetParam().baseline);
+}
+
+TEST_P(EveryCommand, SizeBelowTheFirstVersionIsInvalid)
+{
+    const uint32_t size = first_version_size(GetParam());
     for (uint32_t short_size : {0u, 4u, 8u, size - 8, size - 1}) {
         if (short_size >= size)
             continue;

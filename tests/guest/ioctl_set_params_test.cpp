@@ -75,6 +75,10 @@ std::vector<Rule> range_rules()
                            std::pair{"accept_timeout_ms", &P::accept_timeout_ms}})
         field(name, f, {{0, EINVAL}, {1, 0}, {SMBD_MAX_TIMEOUT_MS, 0},
                         {SMBD_MAX_TIMEOUT_MS + 1, EINVAL}});
+    // 0: the negotiate timeout stands in (callers that predate the field)
+    field("setup_timeout_ms", &P::setup_timeout_ms,
+          {{0, 0}, {1, 0}, {SMBD_MAX_TIMEOUT_MS, 0},
+           {SMBD_MAX_TIMEOUT_MS + 1, EINVAL}});
     // SIGNING_ENABLED always, SIGNING_REQUIRED optionally, nothing else
     field("security_mode", &P::security_mode,
           {{0, EINVAL}, {1, 0}, {2, EINVAL}, {3, 0}, {4, EINVAL}, {5, EINVAL},

@@ -28,7 +28,7 @@ PIN(smbd_info, out_port, 48);
 PIN(smbd_info, out_max_iovs, 52);
 PIN(smbd_info, out_mmap_size, 56);
 
-SIZE(smbd_set_params, 152);
+SIZE(smbd_set_params, 160);
 PIN(smbd_set_params, size, 0);
 PIN(smbd_set_params, flags, 4);
 PIN(smbd_set_params, receive_credit_max, 8);
@@ -57,6 +57,8 @@ PIN(smbd_set_params, signing_algorithms, 120);
 PIN(smbd_set_params, sec_blob_len, 136);
 PIN(smbd_set_params, __reserved, 140);
 PIN(smbd_set_params, sec_blob_ptr, 144);
+PIN(smbd_set_params, setup_timeout_ms, 152);
+PIN(smbd_set_params, __reserved2, 156);
 
 SIZE(smbd_listen, 8);
 PIN(smbd_listen, size, 0);
@@ -220,6 +222,7 @@ TEST(UapiLayout, EventTypesAndReasonsAreDistinct)
     for (size_t i = 0; i < std::size(types); i++)
         EXPECT_EQ(types[i], i + 1);
     EXPECT_EQ(SMBD_REASON_NO_MEMORY, 17);
+    EXPECT_EQ(SMBD_REASON_SETUP_TIMEOUT, 18);
 }
 
 } // namespace

@@ -122,6 +122,8 @@ TEST(LibsmbdApi, PolicyDefaultsAreWhatClientsMeet)
     EXPECT_EQ(p.ciphers[0], 2);	// AES-128-GCM first
     ASSERT_EQ(p.signing_algorithm_count, 3u);
     EXPECT_EQ(p.sec_blob_len, 0u);
+    EXPECT_EQ(p.negotiate_timeout_ms, 5000u);
+    EXPECT_EQ(p.setup_timeout_ms, 30000u);
 }
 
 // A caller built against an older, shorter struct gets only what it knows.

@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "errors.h"
 #include "events.h"
+#include "policy.h"
 #include "pool.h"
 
 using namespace smbd::lib;
@@ -200,4 +202,19 @@ TEST(LibsmbdErrors, MessagesNameTheStepAndTheRemedy)
     // an errno without a known remedy still reads as a sentence
     EXPECT_EQ(explain(Step::send, sys_error(EXDEV)),
               std::string("send a PDU: ") + std::strerror(EXDEV));
+}
+
+// A policy from a caller built against 0.1 ends before setup_timeout_ms.
+TEST(LibsmbdPolicy, FieldsPastTheCallersSizeTakeTheDefaults)
+{
+    const smbd::device::Params defaults = smbd::device::default_params();
+    smbd_dev_policy p = policy_of(defaults);
+    p.negotiate_timeout_ms = 777;
+    p.setup_timeout_ms = 1234;
+    p.size = offsetof(smbd_dev_policy, setup_timeout_ms);
+    smbd::device::Params old = params_of(p, defaults);
+    EXPECT_EQ(old.negotiate_timeout_ms, 777u);
+    EXPECT_EQ(old.setup_timeout_ms, defaults.setup_timeout_ms);
+    p.size = sizeof(p);
+    EXPECT_EQ(params_of(p, defaults).setup_timeout_ms, 1234u);
 }

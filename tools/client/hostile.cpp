@@ -45,8 +45,10 @@ constexpr HostileInfo modes[] = {
      "has spent them it cannot answer and must give up"},
     {Hostile::stall_negotiate, "stall-negotiate", REASON(NEGOTIATE_TIMEOUT),
      "connects and never sends the MS-SMBD Negotiate Request"},
-    {Hostile::stall_smb2, "stall-smb2", REASON(NEGOTIATE_TIMEOUT),
+    {Hostile::stall_smb2, "stall-smb2", REASON(SETUP_TIMEOUT),
      "completes the MS-SMBD negotiate and never sends an SMB2 PDU"},
+    {Hostile::stall_session_setup, "stall-session-setup", REASON(SETUP_TIMEOUT),
+     "completes the SMB2 NEGOTIATE and never sends its SESSION_SETUP"},
     {Hostile::mid_fragment_disconnect, "mid-fragment-disconnect", REASON(PEER),
      "after SESSION_SETUP, sends the first half of the fragments of a large "
      "PDU and disconnects"},

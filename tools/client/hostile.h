@@ -26,6 +26,7 @@ enum class Hostile {
     never_grant,
     stall_negotiate,
     stall_smb2,
+    stall_session_setup,
     mid_fragment_disconnect,
     ignore_keepalive,
     flood,

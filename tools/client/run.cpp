@@ -114,6 +114,8 @@ private:
             return;
         if (!smb2_negotiate())
             return;
+        if (hostile(Hostile::stall_session_setup))
+            return expect_disconnect();
         if (hostile(Hostile::pipelined_setup))
             return pipelined_setup();
         if (!session_setup())

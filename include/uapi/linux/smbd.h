@@ -144,11 +144,11 @@ struct smbd_info {
  * @keepalive_interval_ms: idle time before a keepalive is sent
  * @keepalive_timeout_ms: wait for any message after a keepalive request,
  *	and for a credit grant while a send waits for one
- * @negotiate_timeout_ms: wait for the MS-SMBD Negotiate Request and the
- *	SMB2 NEGOTIATE / SESSION_SETUP after accepting an RDMA connection
+ * @negotiate_timeout_ms: wait for the MS-SMBD Negotiate Request after
+ *	accepting an RDMA connection (MS-SMBD's Negotiation Timer; Windows: 5 s)
  * @accept_timeout_ms: a NEW_CONNECTION not claimed by ACCEPT in this time
  *	is dropped
- * Every *_ms field is 1..SMBD_MAX_TIMEOUT_MS.
+ * Every *_ms field but @setup_timeout_ms is 1..SMBD_MAX_TIMEOUT_MS.
  *
  * SMB2 NEGOTIATE policy (what smbd itself would answer; MS-SMB2 3.3.5.4):
  * @server_guid: ServerGuid (Samba: the lower-case NetBIOS name, NUL-padded)
@@ -172,6 +172,12 @@ struct smbd_info {
  * @sec_blob_len: bytes at @sec_blob_ptr (at most SMBD_MAX_SEC_BLOB)
  * @__reserved: must be 0
  * @sec_blob_ptr: the initial security blob (SPNEGO negTokenInit)
+ * @setup_timeout_ms: after the MS-SMBD negotiate, the time a connection has
+ *	for its SMB2 NEGOTIATE and first SESSION_SETUP (0..SMBD_MAX_TIMEOUT_MS;
+ *	0, as callers that predate the field pass: @negotiate_timeout_ms). A
+ *	client prepares its session between the two (the Linux client loads
+ *	its hash and cipher code), which takes seconds on a loaded machine.
+ * @__reserved2: must be 0
  *
  * The parameters hold while the calling file stays open; when it closes, new
  * RDMA connections are rejected until SET_PARAMS is called again.
@@ -205,6 +211,8 @@ struct smbd_set_params {
 	__u32 sec_blob_len;
 	__u32 __reserved;
 	__aligned_u64 sec_blob_ptr;
+	__u32 setup_timeout_ms;
+	__u32 __reserved2;
 };
 #define SMBD_IOC_SET_PARAMS _IO(SMBD_IOCTL_TYPE, SMBD_CMD_SET_PARAMS)
 
@@ -322,6 +330,7 @@ struct smbd_mem_params {
 #define SMBD_REASON_NO_LISTENER 15	/* new session and nobody listening */
 #define SMBD_REASON_RDMA_ERROR 16	/* work completion or CM error */
 #define SMBD_REASON_NO_MEMORY 17	/* resources exhausted */
+#define SMBD_REASON_SETUP_TIMEOUT 18	/* no SMB2 session setup in time */
 
 /**
  * struct smbd_sockaddr - an IPv4 or IPv6 endpoint

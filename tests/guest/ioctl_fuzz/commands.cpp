@@ -128,7 +128,7 @@ std::string event_problem(const smbd_event &ev, uint32_t i,
         break;
     case SMBD_EVENT_DISCONNECTED:
         if (ev.u.disconnected.reason < SMBD_REASON_LOCAL ||
-            ev.u.disconnected.reason > SMBD_REASON_NO_MEMORY)
+            ev.u.disconnected.reason > SMBD_REASON_SETUP_TIMEOUT)
             return "reason " + std::to_string(ev.u.disconnected.reason);
         break;
     }

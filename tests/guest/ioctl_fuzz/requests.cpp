@@ -132,8 +132,12 @@ void Thread::build_set_params(Request &req)
     case 6: {
         uint32_t *fields[] = {&sp.keepalive_interval_ms,
                               &sp.keepalive_timeout_ms,
-                              &sp.negotiate_timeout_ms, &sp.accept_timeout_ms};
-        *rng.pick(fields) = rng.pick(ms);
+                              &sp.negotiate_timeout_ms, &sp.accept_timeout_ms,
+                              &sp.setup_timeout_ms};
+        uint32_t *field = rng.pick(fields);
+        // setup_timeout_ms 0 is valid: the negotiate timeout stands in
+        *field = field == &sp.setup_timeout_ms ? SMBD_MAX_TIMEOUT_MS + 1
+                                               : rng.pick(ms);
         req.mutated("a timeout");
         break;
     }
