@@ -35,9 +35,11 @@ owner_closed=$(count disconnect_owner_closed)
 responder=$!
 wait_for 10 'grep -q "LISTEN: new sessions" "$log"' || fail "the responder did not start"
 
-# 8 MiB SMB2 WRITEs, eight in flight: the child pulls them by RDMA READ
+# 8 MiB SMB2 WRITEs, eight in flight: the child pulls them by RDMA READ.
+# The client waits for its answers as long as the bench runs: eight of them
+# take more than the default 10 s on a debug kernel.
 "$bin/client/smbdirect-client" --addr "$SMBD_ADDR" --bench write \
-	--size 8388608 --depth 8 --seconds 60 >"$out" 2>&1 &
+	--size 8388608 --depth 8 --seconds 60 --timeout 60 >"$out" 2>&1 &
 client=$!
 wait_for 30 '[ "$(count rdma_inflight)" -gt 0 ]' ||
 	fail "no RDMA operation in flight"

@@ -51,20 +51,36 @@ timeout "${SMBD_VM_TIMEOUT:-300}" qemu-system-x86_64 -machine accel=tcg \
 
 cat "$work/out/scenario.log" 2>/dev/null || true
 rc=$(cat "$work/out/rc" 2>/dev/null || echo none)
-# SMBD_VM_KNOWN: a regex; a "cut here" ... "end trace" report whose text
-# matches it is a known problem of other code and is left out
+# A report ("cut here" ... "end trace", or a KASAN or UBSAN report between
+# lines of "=") that matches $known is a known problem of other code in
+# Debian's 6.1 and is left out:
+# - its cifs client sizes its receive queue without room for the drain
+#   marker: tearing a connection down with every receive posted warns in
+#   ib_drain_rq() from its smbd_destroy() (the driver keeps that room);
+# - soft-RoCE's rxe_mr_copy(), having copied up to the last page of a memory
+#   region's last page map, steps to the next map and reads the pointer past
+#   the end of the map array (KASAN: 8 bytes, 0 bytes to the right of it).
+#   Registered RDMA (force_mr=1, or the cifs client's own) meets it; rxe's
+#   later rewrite of its page maps removed that loop.
+known='failed to drain recv queue.*smbd_destroy'
+known="$known|KASAN: slab-out-of-bounds in rxe_mr_copy.*Read of size 8 .*0 bytes to the right of.* 8-byte region"
 problems=$(cat "$work/out/dmesg" "$work/console.log" "$work/out/kmemleak" \
 	2>/dev/null |
-	awk -v known="${SMBD_VM_KNOWN:-}" '
-		/cut here/ { inblock = 1; block = $0 "\n"; next }
+	awk -v known="$known" '
+		function flush() {
+			if (block !~ known) printf "%s", block
+			inblock = ""
+		}
+		!inblock && /cut here/ { inblock = "trace"; block = $0 "\n"; next }
+		!inblock && /^(\[ *[0-9]+\.[0-9]+\] )?==========*$/ {
+			inblock = "frame"; block = $0 "\n"; next }
 		inblock { block = block $0 "\n"
-			if (/end trace/) {
-				if (known == "" || block !~ known) printf "%s", block
-				inblock = 0
-			}
+			if ((inblock == "trace" && /end trace/) ||
+			    (inblock == "frame" && /==========*$/))
+				flush()
 			next }
 		{ print }
-		END { if (inblock && (known == "" || block !~ known)) printf "%s", block }' |
+		END { if (inblock) flush() }' |
 	grep -E 'WARNING:|BUG:|Oops|general protection|possible circular locking|refcount_t:|UBSAN:|KASAN:|INFO: task .* blocked|unreferenced object|backtrace:|^    \[<' |
 	head -n 12)
 if [ -n "$problems" ]; then
