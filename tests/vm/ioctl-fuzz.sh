@@ -5,7 +5,8 @@
 # now and then (NEW_CHANNEL). The fuzzer mostly answers their SESSION_SETUP,
 # echoes their PDUs and serves their SMB2 WRITEs and READs with RDMA_RW, and
 # just as well sends garbage, bad descriptors and disconnects: the clients'
-# own outcome does not matter.
+# own outcome does not matter. Guest parameter smbd.fuzz_ioctl_ops=N: N
+# operations per thread (default 1000).
 set -eu
 client=$SMBD_BUILD/tools/client/smbdirect-client
 running=$(mktemp)
@@ -34,7 +35,8 @@ clients 3 &
 c3=$!
 rc=0
 # the clients get the CPU they need to connect at all
-nice -n 10 "$SMBD_BUILD/tests/smbdirect-ioctl-fuzz" --seed 1 --ops 1000 || rc=$?
+nice -n 10 "$SMBD_BUILD/tests/smbdirect-ioctl-fuzz" --seed 1 \
+	--ops "${SMBD_FUZZ_IOCTL_OPS:-1000}" || rc=$?
 rm -f "$running"
 wait "$c1" "$c2" "$c3"
 exit $rc

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <linux/capability.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -22,6 +24,16 @@ namespace fuzz {
 namespace {
 
 void on_alarm(int) {}
+
+// /proc/<pid>/stack on one line: where a hung child waits.
+std::string kernel_stack(pid_t pid)
+{
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stack");
+    std::string line, all;
+    while (std::getline(f, line))
+        all += " " + line.substr(line.find(' ') + 1);
+    return all.empty() ? " (no stack)" : all;
+}
 
 // A message built without allocating, written in one write().
 class Line {
@@ -274,13 +286,16 @@ void Thread::fork_child(Slot &s)
     }
     proc.stats.forks++;
     int st = 0;
-    for (const int64_t deadline = now_ms() + 60000;;) {
+    // below the fuzzer's stall limit: on the debug kernel under load,
+    // children outlived 60 s; the stack tells where one waits
+    for (const int64_t deadline = now_ms() + 150000;;) {
         if (waitpid(pid, &st, WNOHANG) == pid)
             break;
         if (now_ms() > deadline) {
+            const std::string where = kernel_stack(pid);
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
-            violation("the fork child hung");
+            violation("the fork child hung, in the kernel at:" + where);
             return;
         }
         usleep(1000);
