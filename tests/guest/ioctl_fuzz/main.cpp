@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <new>
 #include <string>
 #include <sys/ioctl.h>
@@ -23,6 +22,7 @@
 
 #include "device.h"
 #include "fuzz.h"
+#include "memory.h"
 
 using namespace fuzz;
 
@@ -90,19 +90,6 @@ bool parse(int argc, char **argv, Options &opt)
                        std::chrono::system_clock::now().time_since_epoch().count()) ^
                    static_cast<uint64_t>(getpid()) << 32;
     return true;
-}
-
-uint64_t mem_available()
-{
-    std::ifstream meminfo("/proc/meminfo");
-    std::string key, unit;
-    uint64_t kib = 0;
-    while (meminfo >> key >> kib) {
-        std::getline(meminfo, unit);
-        if (key == "MemAvailable:")
-            return kib * 1024;
-    }
-    return 0;
 }
 
 std::string name_of(int err)
@@ -261,7 +248,7 @@ int main(int argc, char **argv)
 
     // Each shared file with a pool holds out_mmap_size: at most 2/5 of
     // the free memory goes to pools, the rest of the files never get one.
-    const uint64_t per_process = mem_available() * 2 / 5 /
+    const uint64_t per_process = guest::mem_available().value_or(0) * 2 / 5 /
                                  (info.out_mmap_size * opt.processes);
     const unsigned pool_slots =
         static_cast<unsigned>(std::min<uint64_t>(kSlots, per_process));
