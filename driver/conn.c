@@ -356,7 +356,7 @@ void smbd_conn_rearm_locked(struct smbd_conn *conn)
 		return;
 	if (conn->stall_since) {
 		unsigned long stall = conn->stall_since +
-			msecs_to_jiffies(conn->params->keepalive_timeout_ms);
+			msecs_to_jiffies(conn->params->credit_timeout_ms);
 
 		if (time_before(stall, next))
 			next = stall;
@@ -429,7 +429,7 @@ static void smbd_conn_timer(struct work_struct *work)
 	}
 	if (conn->stall_since &&
 	    time_after_eq(now, conn->stall_since +
-				msecs_to_jiffies(p->keepalive_timeout_ms))) {
+				msecs_to_jiffies(p->credit_timeout_ms))) {
 		/* a send waits for credits the peer does not grant */
 		reason = SMBD_REASON_CREDIT_TIMEOUT;
 	} else if (!expired) {

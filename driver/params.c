@@ -46,7 +46,7 @@ static bool smbd_ms_ok(u32 ms)
 
 static bool smbd_set_params_valid(const struct smbd_set_params *sp)
 {
-	if (sp->flags || sp->__reserved || sp->__reserved2)
+	if (sp->flags || sp->__reserved)
 		return false;
 	if (sp->receive_credit_max < 1 || sp->receive_credit_max > 65535 ||
 	    sp->send_credit_target < 1 || sp->send_credit_target > 65535)
@@ -66,7 +66,8 @@ static bool smbd_set_params_valid(const struct smbd_set_params *sp)
 	    !smbd_ms_ok(sp->keepalive_timeout_ms) ||
 	    !smbd_ms_ok(sp->negotiate_timeout_ms) ||
 	    !smbd_ms_ok(sp->accept_timeout_ms) ||
-	    (sp->setup_timeout_ms && !smbd_ms_ok(sp->setup_timeout_ms)))
+	    (sp->setup_timeout_ms && !smbd_ms_ok(sp->setup_timeout_ms)) ||
+	    (sp->credit_timeout_ms && !smbd_ms_ok(sp->credit_timeout_ms)))
 		return false;
 	if (!(sp->security_mode & SMB2_NEGOTIATE_SIGNING_ENABLED) ||
 	    (sp->security_mode & ~(u32)(SMB2_NEGOTIATE_SIGNING_ENABLED |
@@ -125,6 +126,7 @@ struct smbd_params *smbd_params_from_user(const struct smbd_set_params *sp)
 	p->negotiate_timeout_ms = sp->negotiate_timeout_ms;
 	p->setup_timeout_ms = sp->setup_timeout_ms ?: sp->negotiate_timeout_ms;
 	p->accept_timeout_ms = sp->accept_timeout_ms;
+	p->credit_timeout_ms = sp->credit_timeout_ms ?: sp->keepalive_timeout_ms;
 
 	pol = &p->policy;
 	memcpy(pol->server_guid, sp->server_guid, sizeof(pol->server_guid));

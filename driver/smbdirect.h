@@ -68,6 +68,7 @@ struct smbd_params {
 	u32 negotiate_timeout_ms;
 	u32 setup_timeout_ms;
 	u32 accept_timeout_ms;
+	u32 credit_timeout_ms;
 	struct smb2_negotiate_policy policy;	/* sec_blob points at blob */
 	u8 blob[];
 };

@@ -43,7 +43,7 @@ extern "C" {
  * of the library (LIBSMBD_0); a change comes as new symbol versions.
  */
 #define LIBSMBD_VERSION_MAJOR 0
-#define LIBSMBD_VERSION_MINOR 2
+#define LIBSMBD_VERSION_MINOR 3
 #define LIBSMBD_VERSION_PATCH 0
 
 /* "0.2.0": the library's version, which may differ from the header's */
@@ -162,6 +162,8 @@ struct smbd_dev_policy {
 	size_t sec_blob_len;
 	/* since 0.2 */
 	uint32_t setup_timeout_ms;
+	/* since 0.3 */
+	uint32_t credit_timeout_ms;
 };
 
 /*

@@ -63,6 +63,7 @@ smbd_set_params Params::to_uapi() const
     p.keepalive_timeout_ms = keepalive_timeout_ms;
     p.negotiate_timeout_ms = negotiate_timeout_ms;
     p.setup_timeout_ms = setup_timeout_ms;
+    p.credit_timeout_ms = credit_timeout_ms;
     p.accept_timeout_ms = accept_timeout_ms;
     std::copy(server_guid.begin(), server_guid.end(), p.server_guid);
     p.capabilities = capabilities;
@@ -96,6 +97,9 @@ Params default_params()
     // a client prepares its session between the SMB2 NEGOTIATE and the
     // SESSION_SETUP: seconds on a loaded machine
     p.setup_timeout_ms = 30000;
+    // a client grants once its reader has consumed what it received: the
+    // Linux client with signing, on a loaded machine, needs more than 5 s
+    p.credit_timeout_ms = 30000;
     p.accept_timeout_ms = 5000;
     // Samba's ServerGuid: the lower-case NetBIOS name, NUL-padded
     const char name[] = "smbdirect-test";

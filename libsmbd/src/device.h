@@ -29,6 +29,7 @@ struct Params {
     uint32_t keepalive_timeout_ms;
     uint32_t negotiate_timeout_ms;
     uint32_t setup_timeout_ms;
+    uint32_t credit_timeout_ms;
     uint32_t accept_timeout_ms;
     std::array<uint8_t, SMBD_GUID_SIZE> server_guid;
     uint32_t capabilities;

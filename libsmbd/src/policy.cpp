@@ -22,6 +22,7 @@ smbd_dev_policy policy_of(const device::Params &p)
     q.keepalive_timeout_ms = p.keepalive_timeout_ms;
     q.negotiate_timeout_ms = p.negotiate_timeout_ms;
     q.setup_timeout_ms = p.setup_timeout_ms;
+    q.credit_timeout_ms = p.credit_timeout_ms;
     q.accept_timeout_ms = p.accept_timeout_ms;
     std::copy(p.server_guid.begin(), p.server_guid.end(), q.server_guid);
     q.capabilities = p.capabilities;
@@ -57,6 +58,7 @@ device::Params params_of(const smbd_dev_policy &given,
     q.keepalive_timeout_ms = p.keepalive_timeout_ms;
     q.negotiate_timeout_ms = p.negotiate_timeout_ms;
     q.setup_timeout_ms = p.setup_timeout_ms;
+    q.credit_timeout_ms = p.credit_timeout_ms;
     q.accept_timeout_ms = p.accept_timeout_ms;
     std::copy(std::begin(p.server_guid), std::end(p.server_guid),
               q.server_guid.begin());

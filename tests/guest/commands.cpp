@@ -97,8 +97,7 @@ const std::vector<Command> &offered_commands()
     static const std::vector<Command> commands = {
         {"GET_INFO", SMBD_IOC_GET_INFO, get_info, {}, 0},
         {"SET_PARAMS", SMBD_IOC_SET_PARAMS, set_params,
-         {offsetof(smbd_set_params, __reserved),
-          offsetof(smbd_set_params, __reserved2)},
+         {offsetof(smbd_set_params, __reserved)},
          0, offsetof(smbd_set_params, setup_timeout_ms)},
         {"LISTEN", SMBD_IOC_LISTEN, listen, {}, 0},
         {"ACCEPT", SMBD_IOC_ACCEPT, accept, {}, ENOENT},

@@ -79,6 +79,10 @@ std::vector<Rule> range_rules()
     field("setup_timeout_ms", &P::setup_timeout_ms,
           {{0, 0}, {1, 0}, {SMBD_MAX_TIMEOUT_MS, 0},
            {SMBD_MAX_TIMEOUT_MS + 1, EINVAL}});
+    // 0: the keepalive timeout stands in (callers that predate the field)
+    field("credit_timeout_ms", &P::credit_timeout_ms,
+          {{0, 0}, {1, 0}, {SMBD_MAX_TIMEOUT_MS, 0},
+           {SMBD_MAX_TIMEOUT_MS + 1, EINVAL}});
     // SIGNING_ENABLED always, SIGNING_REQUIRED optionally, nothing else
     field("security_mode", &P::security_mode,
           {{0, EINVAL}, {1, 0}, {2, EINVAL}, {3, 0}, {4, EINVAL}, {5, EINVAL},

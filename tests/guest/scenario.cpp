@@ -84,6 +84,7 @@ Params fast_params()
     p.keepalive_timeout_ms = 2000;
     p.negotiate_timeout_ms = 2000;
     p.setup_timeout_ms = 2000;
+    p.credit_timeout_ms = 2000;
     p.accept_timeout_ms = 2000;
     return p;
 }

@@ -35,6 +35,7 @@ TEST_P(HostileMode, DisconnectsWithTheReasonTheModeNames)
     // every timeout a mode provokes runs out in about a second
     params.negotiate_timeout_ms = 1000;
     params.setup_timeout_ms = 1000;
+    params.credit_timeout_ms = 1000;
     params.keepalive_interval_ms = 1000;
     params.keepalive_timeout_ms = 1000;
     Smbd smbd(params, false, {kSession});

@@ -230,6 +230,7 @@ protected:
         p.keepalive_timeout_ms = fast.keepalive_timeout_ms;
         p.negotiate_timeout_ms = fast.negotiate_timeout_ms;
         p.setup_timeout_ms = fast.setup_timeout_ms;
+        p.credit_timeout_ms = fast.credit_timeout_ms;
         p.accept_timeout_ms = fast.accept_timeout_ms;
         ASSERT_EQ(smbd_dev_set_policy(dev_.get(), &p), 0)
             << smbd_dev_errmsg(dev_.get());

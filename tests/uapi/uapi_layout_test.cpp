@@ -58,7 +58,7 @@ PIN(smbd_set_params, sec_blob_len, 136);
 PIN(smbd_set_params, __reserved, 140);
 PIN(smbd_set_params, sec_blob_ptr, 144);
 PIN(smbd_set_params, setup_timeout_ms, 152);
-PIN(smbd_set_params, __reserved2, 156);
+PIN(smbd_set_params, credit_timeout_ms, 156);
 
 SIZE(smbd_listen, 8);
 PIN(smbd_listen, size, 0);

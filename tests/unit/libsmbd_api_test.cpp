@@ -124,6 +124,7 @@ TEST(LibsmbdApi, PolicyDefaultsAreWhatClientsMeet)
     EXPECT_EQ(p.sec_blob_len, 0u);
     EXPECT_EQ(p.negotiate_timeout_ms, 5000u);
     EXPECT_EQ(p.setup_timeout_ms, 30000u);
+    EXPECT_EQ(p.credit_timeout_ms, 30000u);
 }
 
 // A caller built against an older, shorter struct gets only what it knows.

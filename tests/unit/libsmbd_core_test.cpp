@@ -218,3 +218,19 @@ TEST(LibsmbdPolicy, FieldsPastTheCallersSizeTakeTheDefaults)
     p.size = sizeof(p);
     EXPECT_EQ(params_of(p, defaults).setup_timeout_ms, 1234u);
 }
+
+// A policy from a caller built against 0.2 ends before credit_timeout_ms.
+TEST(LibsmbdPolicy, CreditTimeoutPastTheCallersSizeTakesTheDefault)
+{
+    const smbd::device::Params defaults = smbd::device::default_params();
+    smbd_dev_policy p = policy_of(defaults);
+    p.setup_timeout_ms = 1234;
+    p.credit_timeout_ms = 4321;
+    p.size = offsetof(smbd_dev_policy, credit_timeout_ms);
+    smbd::device::Params old = params_of(p, defaults);
+    EXPECT_EQ(old.setup_timeout_ms, 1234u);
+    EXPECT_EQ(old.credit_timeout_ms, defaults.credit_timeout_ms);
+    p.size = sizeof(p);
+    EXPECT_EQ(params_of(p, defaults).credit_timeout_ms, 4321u);
+    EXPECT_EQ(params_of(p, defaults).to_uapi().credit_timeout_ms, 4321u);
+}

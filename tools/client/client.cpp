@@ -571,6 +571,13 @@ void Client::on_data_message(uint32_t idx, const ibv_wc &wc)
     }
 }
 
+void Client::set_repost_receives(bool on)
+{
+    repost_ = on;
+    post_receives();
+    send_due_control();
+}
+
 void Client::post_receives()
 {
     if (phase_ != Phase::negotiated || !repost_)

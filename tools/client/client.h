@@ -140,8 +140,8 @@ public:
     // The rest of its header is the caller's to break.
     Status send_message(std::span<const uint8_t> message);
     // false: consumed receives are not posted again, so nothing more is
-    // ever granted to the server.
-    void set_repost_receives(bool on) { repost_ = on; }
+    // granted to the server; true again posts them and grants them at once.
+    void set_repost_receives(bool on);
     // false: no message goes out on its own (credit grants, keepalive
     // answers); only the caller's sends.
     void set_control_messages(bool on) { control_ = on; }

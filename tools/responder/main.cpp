@@ -28,7 +28,7 @@ void on_signal(int)
 "on SIGTERM/SIGINT.\n"
 "  --keepalive-interval MS   --keepalive-timeout MS\n"
 "  --negotiate-timeout MS    --setup-timeout MS\n"
-"  --accept-timeout MS\n"
+"  --credit-timeout MS       --accept-timeout MS\n"
 "  --receive-credits N       --send-credits N\n"
 "  --max-send-size N         --max-receive-size N\n"
 "  --max-fragmented-size N   --max-read-write-size N\n"
@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 {
     enum {
         o_keepalive_interval = 256, o_keepalive_timeout, o_negotiate_timeout,
-        o_setup_timeout, o_accept_timeout, o_receive_credits, o_send_credits, o_max_send,
+        o_setup_timeout, o_credit_timeout, o_accept_timeout, o_receive_credits, o_send_credits, o_max_send,
         o_max_receive, o_max_fragmented, o_max_rw, o_dialects, o_register,
         o_no_listen, o_no_fork, o_connections, o_file_size, o_no_io_log,
         o_tevent,
@@ -85,6 +85,7 @@ int main(int argc, char **argv)
         {"keepalive-timeout", required_argument, nullptr, o_keepalive_timeout},
         {"negotiate-timeout", required_argument, nullptr, o_negotiate_timeout},
         {"setup-timeout", required_argument, nullptr, o_setup_timeout},
+        {"credit-timeout", required_argument, nullptr, o_credit_timeout},
         {"accept-timeout", required_argument, nullptr, o_accept_timeout},
         {"receive-credits", required_argument, nullptr, o_receive_credits},
         {"send-credits", required_argument, nullptr, o_send_credits},
@@ -113,6 +114,7 @@ int main(int argc, char **argv)
         case o_keepalive_timeout: p.keepalive_timeout_ms = number(opt, optarg); break;
         case o_negotiate_timeout: p.negotiate_timeout_ms = number(opt, optarg); break;
         case o_setup_timeout: p.setup_timeout_ms = number(opt, optarg); break;
+        case o_credit_timeout: p.credit_timeout_ms = number(opt, optarg); break;
         case o_accept_timeout: p.accept_timeout_ms = number(opt, optarg); break;
         case o_receive_credits: p.receive_credit_max = number(opt, optarg); break;
         case o_send_credits: p.send_credit_target = number(opt, optarg); break;

@@ -120,12 +120,12 @@ int Responder::start()
     }
     log("SET_PARAMS: credits %u/%u, send/receive %u/%u, fragmented %u, "
         "read/write %u, keepalive %u/%u ms, negotiate %u ms, setup %u ms, "
-        "accept %u ms, "
-        "dialects 0x%04x..0x%04x",
+        "credit %u ms, accept %u ms, dialects 0x%04x..0x%04x",
         p.receive_credit_max, p.send_credit_target, p.max_send_size,
         p.max_receive_size, p.max_fragmented_size, p.max_read_write_size,
         p.keepalive_interval_ms, p.keepalive_timeout_ms,
-        p.negotiate_timeout_ms, p.setup_timeout_ms, p.accept_timeout_ms,
+        p.negotiate_timeout_ms, p.setup_timeout_ms, p.credit_timeout_ms,
+        p.accept_timeout_ms,
         p.min_dialect,
         p.max_dialect);
     if (opts_.listen) {

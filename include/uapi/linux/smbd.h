@@ -142,13 +142,13 @@ struct smbd_info {
  * @max_read_write_size: largest RDMA transfer for one SMB2 READ/WRITE
  *	(1..out_max_pdu_size)
  * @keepalive_interval_ms: idle time before a keepalive is sent
- * @keepalive_timeout_ms: wait for any message after a keepalive request,
- *	and for a credit grant while a send waits for one
+ * @keepalive_timeout_ms: wait for any message after a keepalive request
  * @negotiate_timeout_ms: wait for the MS-SMBD Negotiate Request after
  *	accepting an RDMA connection (MS-SMBD's Negotiation Timer; Windows: 5 s)
  * @accept_timeout_ms: a NEW_CONNECTION not claimed by ACCEPT in this time
  *	is dropped
- * Every *_ms field but @setup_timeout_ms is 1..SMBD_MAX_TIMEOUT_MS.
+ * Every *_ms field but @setup_timeout_ms and @credit_timeout_ms is
+ * 1..SMBD_MAX_TIMEOUT_MS.
  *
  * SMB2 NEGOTIATE policy (what smbd itself would answer; MS-SMB2 3.3.5.4):
  * @server_guid: ServerGuid (Samba: the lower-case NetBIOS name, NUL-padded)
@@ -177,7 +177,12 @@ struct smbd_info {
  *	0, as callers that predate the field pass: @negotiate_timeout_ms). A
  *	client prepares its session between the two (the Linux client loads
  *	its hash and cipher code), which takes seconds on a loaded machine.
- * @__reserved2: must be 0
+ * @credit_timeout_ms: the time a send may wait for the peer to grant a send
+ *	credit before the connection is dropped (MS-SMBD's Send Credit Grant
+ *	Timer; Windows: 5 s) (0..SMBD_MAX_TIMEOUT_MS; 0, as callers that
+ *	predate the field pass: @keepalive_timeout_ms). A client grants when
+ *	its reader has consumed what it received, which on a loaded machine
+ *	takes longer than the 5 s a keepalive answer needs.
  *
  * The parameters hold while the calling file stays open; when it closes, new
  * RDMA connections are rejected until SET_PARAMS is called again.
@@ -212,7 +217,7 @@ struct smbd_set_params {
 	__u32 __reserved;
 	__aligned_u64 sec_blob_ptr;
 	__u32 setup_timeout_ms;
-	__u32 __reserved2;
+	__u32 credit_timeout_ms;
 };
 #define SMBD_IOC_SET_PARAMS _IO(SMBD_IOCTL_TYPE, SMBD_CMD_SET_PARAMS)
 

@@ -133,11 +133,12 @@ void Thread::build_set_params(Request &req)
         uint32_t *fields[] = {&sp.keepalive_interval_ms,
                               &sp.keepalive_timeout_ms,
                               &sp.negotiate_timeout_ms, &sp.accept_timeout_ms,
-                              &sp.setup_timeout_ms};
+                              &sp.setup_timeout_ms, &sp.credit_timeout_ms};
         uint32_t *field = rng.pick(fields);
-        // setup_timeout_ms 0 is valid: the negotiate timeout stands in
-        *field = field == &sp.setup_timeout_ms ? SMBD_MAX_TIMEOUT_MS + 1
-                                               : rng.pick(ms);
+        // 0 is valid for these two: another timeout stands in
+        bool zero_ok = field == &sp.setup_timeout_ms ||
+                       field == &sp.credit_timeout_ms;
+        *field = zero_ok ? SMBD_MAX_TIMEOUT_MS + 1 : rng.pick(ms);
         req.mutated("a timeout");
         break;
     }

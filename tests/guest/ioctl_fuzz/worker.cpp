@@ -195,6 +195,7 @@ Thread::Thread(Process &p, unsigned i)
     // a connection nobody serves goes within seconds
     params.negotiate_timeout_ms = 5000;
     params.setup_timeout_ms = 5000;
+    params.credit_timeout_ms = 5000;
     params.keepalive_interval_ms = 2000;
     params.keepalive_timeout_ms = 2000;
     valid_params = params.to_uapi();
