@@ -6,7 +6,7 @@
 # echoes their PDUs and serves their SMB2 WRITEs and READs with RDMA_RW, and
 # just as well sends garbage, bad descriptors and disconnects: the clients'
 # own outcome does not matter. Guest parameter smbd.fuzz_ioctl_ops=N: N
-# operations per thread (default 1000).
+# operations per thread (default 250).
 set -eu
 client=$SMBD_BUILD/tools/client/smbdirect-client
 running=$(mktemp)
@@ -36,7 +36,7 @@ c3=$!
 rc=0
 # the clients get the CPU they need to connect at all
 nice -n 10 "$SMBD_BUILD/tests/smbdirect-ioctl-fuzz" --seed 1 \
-	--ops "${SMBD_FUZZ_IOCTL_OPS:-1000}" || rc=$?
+	--ops "${SMBD_FUZZ_IOCTL_OPS:-250}" || rc=$?
 rm -f "$running"
 wait "$c1" "$c2" "$c3"
 exit $rc

@@ -6,7 +6,7 @@
 # On the debug kernel kmemleak scans after each.
 set -e
 for t in ${SMBD_TIER:-ioctl.sh install.sh responder.sh unload.sh rdma-kill.sh \
-	net-fuzz.sh scenarios.sh registered-rw.sh}; do
+	net-fuzz.sh ioctl-fuzz.sh scenarios.sh registered-rw.sh}; do
 	echo "== tests/vm/$t"
 	sh "tests/vm/$t"
 	sh tools/vm/kmemleak.sh "$t"

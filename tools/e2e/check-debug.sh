@@ -47,7 +47,7 @@ boot tier tests/vm/tier.sh \
 # ib_core is built into the debug kernel: force_mr comes from the boot
 boot registered-rw tests/vm/tier.sh "smbd.tier=registered-rw.sh ib_core.force_mr=1"
 boot fuzz tests/vm/tier.sh \
-	"smbd.tier=net-fuzz.sh,ioctl-fuzz.sh smbd.fuzz_conversations=600 smbd.fuzz_ioctl_ops=250"
+	"smbd.tier=net-fuzz.sh,ioctl-fuzz.sh smbd.fuzz_conversations=600"
 boot e2e tests/e2e/guest.sh ""
 boot faults tests/e2e/faults.sh ""
 
