@@ -14,7 +14,8 @@ export SMBD_REPO="$repo" SMBD_BUILD="$(arg smbd.build)" SMBD_ADDR=10.55.0.1 \
 	SMBD_SAMBA="$(arg smbd.samba)" SMBD_DRIVER="$(arg smbd.driver)" \
 	SMBD_TIER="$(arg smbd.tier | tr , ' ')" \
 	SMBD_FUZZ_CONVERSATIONS="$(arg smbd.fuzz_conversations)" \
-	SMBD_FUZZ_IOCTL_OPS="$(arg smbd.fuzz_ioctl_ops)"
+	SMBD_FUZZ_IOCTL_OPS="$(arg smbd.fuzz_ioctl_ops)" \
+	E2E_BIG_MB="$(arg smbd.e2e_big_mb)"
 kmemleak=/sys/kernel/debug/kmemleak
 
 setup() {
