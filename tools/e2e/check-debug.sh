@@ -25,13 +25,17 @@ all="tier registered-rw fuzz e2e faults"
 boots=${SMBD_CHECK_DEBUG_BOOTS:-$all}
 
 # boot <name> <scenario> <guest parameters>
+# A hung task fails the boot in any case; hung_task_panic ends it there,
+# with every blocked task's stack on the console, instead of at the boot's
+# time limit.
 boot() {
 	case " $boots " in *" $1 "*) ;; *) return 0 ;; esac
 	echo "== check-debug: $1" >&2
 	rm -f "$logs/$1.log" "$logs/$1.passed"
 	start=$(date +%s)
 	if SMBD_VM_KERNEL=$kernel SMBD_VM_DRIVER=$driver \
-		SMBD_VM_ARGS="smbd.samba=$samba $3" SMBD_VM_MEM=3072 \
+		SMBD_VM_ARGS="smbd.samba=$samba hung_task_panic=1 $3" \
+		SMBD_VM_MEM=3072 \
 		SMBD_VM_TIMEOUT=${SMBD_VM_TIMEOUT:-3600} \
 		"$repo/tools/vm/run.sh" "$2" >"$logs/$1.log" 2>&1; then
 		touch "$logs/$1.passed"

@@ -93,7 +93,19 @@ fi
 if [ "$rc" != 0 ]; then
 	echo "vm: scenario $1 failed (result: $rc)" >&2
 	tail -n 30 "$work/out/setup.log" 2>/dev/null >&2 || true
-	tail -n 40 "$work/out/dmesg" 2>/dev/null >&2 ||
-		tail -n 40 "$work/console.log" >&2
+	if [ -e "$work/out/dmesg" ]; then
+		tail -n 40 "$work/out/dmesg" >&2
+	else
+		# the guest died (a panic, or the time limit): its console from
+		# what killed it on, with the stacks
+		died=$(tr -d '\r' <"$work/console.log" |
+			sed -n '/INFO: task .* blocked\|Oops\|general protection\|Kernel panic/,$p' |
+			head -n 400)
+		if [ -n "$died" ]; then
+			echo "$died" >&2
+		else
+			tail -n 40 "$work/console.log" >&2
+		fi
+	fi
 	exit 1
 fi
