@@ -574,8 +574,10 @@ void Client::on_data_message(uint32_t idx, const ibv_wc &wc)
 void Client::set_repost_receives(bool on)
 {
     repost_ = on;
-    post_receives();
-    send_due_control();
+    if (on) {
+        post_receives();
+        send_due_control();
+    }
 }
 
 void Client::post_receives()
