@@ -83,7 +83,7 @@ static int smbd_get_events(struct file *filp, void *cmd)
 }
 
 #define SMBD_OP(_cmd, _fn, _struct, _last)			\
-	[_cmd - SMBD_CMD_BASE] = {				\
+	[(_cmd) - SMBD_CMD_BASE] = {				\
 		.size = sizeof(_struct),			\
 		.min_size = offsetofend(_struct, _last),	\
 		.execute = _fn,					\

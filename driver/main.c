@@ -65,7 +65,6 @@ static const struct file_operations smbd_fops = {
 	.mmap = smbd_mmap,
 	.unlocked_ioctl = smbd_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = no_llseek,
 };
 
 static struct miscdevice smbd_misc = {

@@ -15,6 +15,7 @@
 #include <linux/mm.h>
 #include <linux/slab.h>
 
+#include "compat.h"
 #include "smbdirect.h"
 
 static unsigned long smbd_pool_bytes(void)
@@ -53,6 +54,7 @@ int smbd_pool_get(struct smbd_file *file)
 		goto out;
 	}
 	file->pool_nr_pages = n;
+	/* pairs with the lockless check above: the pages before the pointer */
 	smp_store_release(&file->pool_pages, pages);
 out:
 	mutex_unlock(&file->pool_lock);
@@ -102,7 +104,7 @@ int smbd_pool_mmap(struct smbd_file *file, struct vm_area_struct *vma)
 		return ret;
 
 	/* smbd forks per client: children must not inherit the pool */
-	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
+	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	n = file->pool_nr_pages;
 	ret = vm_insert_pages(vma, vma->vm_start, file->pool_pages, &n);
 	if (ret)

@@ -276,8 +276,8 @@ static u32 smbd_recv_data(struct smbd_conn *conn, struct smbd_recv_io *io)
 		if (conn->state == SMBD_CONN_OWNED) {
 			/* the peer is alive: the idle interval starts over */
 			conn->keepalive = SMBD_KEEPALIVE_NONE;
-			smbd_conn_set_deadline_locked(
-				conn, conn->params->keepalive_interval_ms);
+			smbd_conn_set_deadline_locked(conn,
+						      conn->params->keepalive_interval_ms);
 		}
 	}
 	spin_unlock_irqrestore(&conn->lock, flags);

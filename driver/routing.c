@@ -19,6 +19,7 @@
 
 #include "smbdirect.h"
 
+/* the roles, the session table and every connection's owner */
 DEFINE_MUTEX(smbd_lock);
 
 /* all under smbd_lock */

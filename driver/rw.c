@@ -11,7 +11,8 @@
  * in order its completion ends the operation. The QP has room for
  * rw_ops_max rdma_rw operations (a WR, or a registration cycle); an
  * operation waits in rw_pending until its share is free, so a burst of
- * requests queues instead of failing.
+ * requests queues instead of failing. One poster at a time takes them, so
+ * that they are posted, and complete, in the order they were submitted.
  *
  * The QP outside conn->lock: rdma_rw_ctx_init() allocates and maps, so the
  * submitter holds rw_sem for reading; teardown takes it for writing after
@@ -155,9 +156,10 @@ static u32 smbd_rw_layout(struct smbd_file *file,
 				nctx++;
 			}
 			if (c) {
-				sg_set_page(&req->sgl[n], file->pool_pages[
-						pos.s->buffer * pages_per_buf +
-						(at >> PAGE_SHIFT)],
+				u32 page = pos.s->buffer * pages_per_buf +
+					   (at >> PAGE_SHIFT);
+
+				sg_set_page(&req->sgl[n], file->pool_pages[page],
 					    chunk, in_page);
 				c->nents++;
 				c->len += chunk;
@@ -458,21 +460,38 @@ static struct smbd_rw_req *smbd_rw_next_locked(struct smbd_conn *conn)
 	return req;
 }
 
-void smbd_rw_work(struct work_struct *work)
+/*
+ * Post the waiting operations, in order, while their budget is free. The
+ * submitter and rw_work would otherwise each take one and could post them
+ * the other way round: a submitter finding a poster at work leaves its
+ * operation to it, which takes it under the lock before it stops.
+ */
+static void smbd_rw_pump(struct smbd_conn *conn)
 {
-	struct smbd_conn *conn = container_of(work, struct smbd_conn, rw_work);
 	struct smbd_rw_req *req;
 	unsigned long flags;
 
-	down_read(&conn->rw_sem);
-	for (;;) {
-		spin_lock_irqsave(&conn->lock, flags);
-		req = smbd_rw_next_locked(conn);
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->rw_posting) {
 		spin_unlock_irqrestore(&conn->lock, flags);
-		if (!req)
-			break;
-		smbd_rw_start(req);
+		return;
 	}
+	conn->rw_posting = true;
+	while ((req = smbd_rw_next_locked(conn))) {
+		spin_unlock_irqrestore(&conn->lock, flags);
+		smbd_rw_start(req);
+		spin_lock_irqsave(&conn->lock, flags);
+	}
+	conn->rw_posting = false;
+	spin_unlock_irqrestore(&conn->lock, flags);
+}
+
+void smbd_rw_work(struct work_struct *work)
+{
+	struct smbd_conn *conn = container_of(work, struct smbd_conn, rw_work);
+
+	down_read(&conn->rw_sem);
+	smbd_rw_pump(conn);
 	up_read(&conn->rw_sem);
 }
 
@@ -493,11 +512,10 @@ static int smbd_rw_submit(struct smbd_conn *conn, struct smbd_rw_req *req)
 		conn->stats.rdma_inflight++;
 		smbd_count(SMBD_CNT_RDMA_INFLIGHT, 1);
 		list_add_tail(&req->node, &conn->rw_pending);
-		req = smbd_rw_next_locked(conn);
 	}
 	spin_unlock_irqrestore(&conn->lock, flags);
-	if (!ret && req)
-		smbd_rw_start(req);
+	if (!ret)
+		smbd_rw_pump(conn);
 	up_read(&conn->rw_sem);
 	return ret;
 }

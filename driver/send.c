@@ -207,9 +207,10 @@ static enum smbd_send_step smbd_send_one_locked(struct smbd_conn *conn,
 	io = list_first_entry(&conn->send_free, struct smbd_send_io, node);
 	list_del(&io->node);
 	io->pdu = NULL;
+	io->keepalive = conn->keepalive == SMBD_KEEPALIVE_PENDING;
 	hdr.credits_requested = conn->cp.send_credit_target;
 	hdr.credits_granted = grant;
-	if (conn->keepalive == SMBD_KEEPALIVE_PENDING) {
+	if (io->keepalive) {
 		hdr.flags = SMBD_FLAG_RESPONSE_REQUESTED;
 		conn->keepalive = SMBD_KEEPALIVE_SENT;
 		conn->stats.keepalives_sent++;
@@ -312,6 +313,16 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		conn->stats.pdus_sent++;
 		conn->stats.bytes_sent += pdu->len;
 	}
+	/*
+	 * The keepalive request reached the peer only now: RDMA READs and
+	 * WRITEs ahead of it on the send queue may have held it back for
+	 * longer than the peer's time to answer, which starts here.
+	 */
+	if (io->keepalive && wc->status == IB_WC_SUCCESS &&
+	    conn->keepalive == SMBD_KEEPALIVE_SENT)
+		smbd_conn_set_deadline_locked(conn,
+					      conn->params->keepalive_timeout_ms);
+	io->keepalive = false;
 	/* a send slot is free again */
 	smbd_send_kick_locked(conn);
 	spin_unlock_irqrestore(&conn->lock, flags);

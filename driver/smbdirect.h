@@ -125,6 +125,7 @@ struct smbd_send_io {
 	struct smbd_conn *conn;
 	struct list_head node;		/* conn->send_free */
 	struct smbd_pdu_out *pdu;	/* set on a PDU's last message */
+	bool keepalive;			/* requests a response */
 	u8 *buf;
 	u64 dma;
 };
@@ -221,6 +222,7 @@ struct smbd_conn {
 	bool rw_read_registers;		/* every RDMA READ registers (iWARP) */
 	u32 rw_ops_free;
 	struct list_head rw_pending;	/* waiting for budget, in order */
+	bool rw_posting;		/* someone posts from rw_pending */
 	struct list_head rw_posted;	/* posted, completion due */
 	struct work_struct rw_work;
 
@@ -362,6 +364,7 @@ enum smbd_counter {
 	SMBD_CNT_RDMA_INFLIGHT,
 	SMBD_CNT_COUNT
 };
+
 #define SMBD_REASON_MAX SMBD_REASON_SETUP_TIMEOUT
 
 void smbd_count(enum smbd_counter c, s64 n);

@@ -157,6 +157,7 @@ static struct attribute *smbd_counter_attrs[] = {
 	A(disconnect_setup_timeout),
 	NULL,
 };
+
 #undef A
 
 static const struct attribute_group smbd_counter_group = {

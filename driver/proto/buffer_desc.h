@@ -15,9 +15,9 @@ extern "C" {
 #define SMBD_BUFFER_DESC_SIZE 16
 
 struct smbd_buffer_desc {
-	uint64_t offset;	/* remote address */
-	uint32_t token;		/* remote key */
-	uint32_t length;
+	u64 offset;	/* remote address */
+	u32 token;		/* remote key */
+	u32 length;
 };
 
 /*
@@ -25,16 +25,16 @@ struct smbd_buffer_desc {
  * none empty or wrapping, at most @max_total bytes in all. On success
  * *count and *total describe the list.
  */
-enum smbd_proto_error smbd_buffer_desc_validate(const uint8_t *buf, size_t len,
-						uint32_t max_count,
-						uint64_t max_total,
-						uint32_t *count,
-						uint64_t *total);
+enum smbd_proto_error smbd_buffer_desc_validate(const u8 *buf, size_t len,
+						u32 max_count,
+						u64 max_total,
+						u32 *count,
+						u64 *total);
 /* Entry @index of a validated list. */
-void smbd_buffer_desc_get(const uint8_t *buf, uint32_t index,
+void smbd_buffer_desc_get(const u8 *buf, u32 index,
 			  struct smbd_buffer_desc *desc);
 /* Write one entry (the client tool describes its memory with it). */
-void smbd_buffer_desc_put(uint8_t *buf, uint32_t index,
+void smbd_buffer_desc_put(u8 *buf, u32 index,
 			  const struct smbd_buffer_desc *desc);
 
 #ifdef __cplusplus

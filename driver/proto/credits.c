@@ -2,7 +2,7 @@
 /* MS-SMBD credit accounting. */
 #include "credits.h"
 
-static uint16_t clamp_target(uint16_t requested, uint16_t max)
+static u16 clamp_target(u16 requested, u16 max)
 {
 	if (requested == 0)
 		return 1;
@@ -11,7 +11,7 @@ static uint16_t clamp_target(uint16_t requested, uint16_t max)
 
 void smbd_credits_init(struct smbd_credits *c,
 		       const struct smbd_conn_params *p,
-		       uint16_t send_credits)
+		       u16 send_credits)
 {
 	memset(c, 0, sizeof(*c));
 	c->send_credits = send_credits;
@@ -21,28 +21,28 @@ void smbd_credits_init(struct smbd_credits *c,
 					     p->receive_credit_max);
 }
 
-uint32_t smbd_credits_to_post(const struct smbd_credits *c)
+u32 smbd_credits_to_post(const struct smbd_credits *c)
 {
 	if (c->recv_posted >= c->recv_credit_target)
 		return 0;
 	return c->recv_credit_target - c->recv_posted;
 }
 
-void smbd_credits_posted(struct smbd_credits *c, uint32_t n)
+void smbd_credits_posted(struct smbd_credits *c, u32 n)
 {
 	c->recv_posted += n;
 }
 
-static uint16_t ungranted(const struct smbd_credits *c)
+static u16 ungranted(const struct smbd_credits *c)
 {
-	uint32_t n = c->recv_posted - c->recv_granted;
+	u32 n = c->recv_posted - c->recv_granted;
 
-	return n > 0xffff ? 0xffff : (uint16_t)n;
+	return n > 0xffff ? 0xffff : (u16)n;
 }
 
-uint16_t smbd_credits_take_grant(struct smbd_credits *c)
+u16 smbd_credits_take_grant(struct smbd_credits *c)
 {
-	uint16_t n = ungranted(c);
+	u16 n = ungranted(c);
 
 	c->recv_granted += n;
 	return n;
@@ -53,7 +53,7 @@ enum smbd_proto_error smbd_credits_received(struct smbd_credits *c,
 {
 	if (c->recv_granted == 0)
 		return SMBD_E_NO_RECEIVE_CREDIT;
-	if ((uint64_t)c->send_credits + hdr->credits_granted >
+	if ((u64)c->send_credits + hdr->credits_granted >
 	    SMBD_MAX_SEND_CREDITS)
 		return SMBD_E_SEND_CREDIT_OVERFLOW;
 
@@ -66,9 +66,9 @@ enum smbd_proto_error smbd_credits_received(struct smbd_credits *c,
 }
 
 enum smbd_send_verdict smbd_credits_send(struct smbd_credits *c,
-					 uint16_t *grant)
+					 u16 *grant)
 {
-	uint16_t n = ungranted(c);
+	u16 n = ungranted(c);
 
 	*grant = 0;
 	if (c->send_credits == 0)

@@ -24,12 +24,12 @@ extern "C" {
 #define SMBD_MAX_SEND_CREDITS 65535u
 
 struct smbd_credits {
-	uint32_t send_credits;		/* granted by the peer, not spent */
-	uint16_t send_credit_target;	/* our CreditsRequested */
-	uint16_t recv_credit_max;	/* receives we post at most */
-	uint16_t recv_credit_target;	/* the peer's CreditsRequested */
-	uint32_t recv_posted;		/* receives posted, not completed */
-	uint32_t recv_granted;		/* of those, granted to the peer */
+	u32 send_credits;		/* granted by the peer, not spent */
+	u16 send_credit_target;	/* our CreditsRequested */
+	u16 recv_credit_max;	/* receives we post at most */
+	u16 recv_credit_target;	/* the peer's CreditsRequested */
+	u32 recv_posted;		/* receives posted, not completed */
+	u32 recv_granted;		/* of those, granted to the peer */
 };
 
 enum smbd_send_verdict {
@@ -41,19 +41,19 @@ enum smbd_send_verdict {
 /* After a successful negotiate; @send_credits from the peer, if known. */
 void smbd_credits_init(struct smbd_credits *c,
 		       const struct smbd_conn_params *p,
-		       uint16_t send_credits);
+		       u16 send_credits);
 /* Receives to post now to reach the target. */
-uint32_t smbd_credits_to_post(const struct smbd_credits *c);
+u32 smbd_credits_to_post(const struct smbd_credits *c);
 /* @n more receives are posted (at most what to_post() said). */
-void smbd_credits_posted(struct smbd_credits *c, uint32_t n);
+void smbd_credits_posted(struct smbd_credits *c, u32 n);
 /* Take all posted-but-ungranted receives as a grant (negotiate response). */
-uint16_t smbd_credits_take_grant(struct smbd_credits *c);
+u16 smbd_credits_take_grant(struct smbd_credits *c);
 /* A validated message consumed one of our posted receives. */
 enum smbd_proto_error smbd_credits_received(struct smbd_credits *c,
 					    const struct smbd_data_hdr *hdr);
 /* Ask before sending one message; on OK one credit is spent. */
 enum smbd_send_verdict smbd_credits_send(struct smbd_credits *c,
-					 uint16_t *grant);
+					 u16 *grant);
 /*
  * Should a message go out only to grant credits? True when grants are
  * pending and the peer is at or below a quarter of its target or down to

@@ -2,9 +2,9 @@
 /* MS-SMBD Data Transfer messages: validation, fragmentation, reassembly. */
 #include "data_transfer.h"
 
-enum smbd_proto_error smbd_data_parse(const uint8_t *buf, size_t len,
-				      uint32_t max_receive_size,
-				      uint32_t max_fragmented_recv_size,
+enum smbd_proto_error smbd_data_parse(const u8 *buf, size_t len,
+				      u32 max_receive_size,
+				      u32 max_fragmented_recv_size,
 				      struct smbd_data_hdr *hdr)
 {
 	if (len < SMBD_DATA_HDR_SIZE)
@@ -32,16 +32,16 @@ enum smbd_proto_error smbd_data_parse(const uint8_t *buf, size_t len,
 		return SMBD_E_DATA_OFFSET_ALIGNMENT;
 	if (hdr->data_offset < SMBD_DATA_HDR_SIZE)
 		return SMBD_E_DATA_OFFSET_IN_HEADER;
-	if ((uint64_t)hdr->data_offset + hdr->data_length > len)
+	if ((u64)hdr->data_offset + hdr->data_length > len)
 		return SMBD_E_DATA_PAST_END;
-	if ((uint64_t)hdr->data_length + hdr->remaining_data_length >
+	if ((u64)hdr->data_length + hdr->remaining_data_length >
 	    max_fragmented_recv_size)
 		return SMBD_E_FRAGMENT_TOO_LARGE;
 	return SMBD_E_OK;
 }
 
 size_t smbd_data_build(struct smbd_data_hdr *hdr,
-		       uint8_t out[SMBD_DATA_PAYLOAD_OFFSET])
+		       u8 out[SMBD_DATA_PAYLOAD_OFFSET])
 {
 	size_t n = hdr->data_length ? SMBD_DATA_PAYLOAD_OFFSET :
 				      SMBD_DATA_HDR_SIZE;
@@ -57,9 +57,9 @@ size_t smbd_data_build(struct smbd_data_hdr *hdr,
 	return n;
 }
 
-enum smbd_proto_error smbd_frag_plan_make(uint32_t pdu_len,
-					  uint32_t max_send_size,
-					  uint32_t max_fragmented_send_size,
+enum smbd_proto_error smbd_frag_plan_make(u32 pdu_len,
+					  u32 max_send_size,
+					  u32 max_fragmented_send_size,
 					  struct smbd_frag_plan *plan)
 {
 	if (pdu_len == 0)
@@ -72,15 +72,15 @@ enum smbd_proto_error smbd_frag_plan_make(uint32_t pdu_len,
 
 	plan->pdu_len = pdu_len;
 	plan->max_payload = max_send_size - SMBD_DATA_PAYLOAD_OFFSET;
-	plan->count = (uint32_t)(((uint64_t)pdu_len + plan->max_payload - 1) /
+	plan->count = (u32)(((u64)pdu_len + plan->max_payload - 1) /
 				 plan->max_payload);
 	return SMBD_E_OK;
 }
 
-void smbd_frag_get(const struct smbd_frag_plan *plan, uint32_t index,
+void smbd_frag_get(const struct smbd_frag_plan *plan, u32 index,
 		   struct smbd_fragment *frag)
 {
-	uint32_t left;
+	u32 left;
 
 	frag->offset = index * plan->max_payload;
 	left = plan->pdu_len - frag->offset;
@@ -89,7 +89,7 @@ void smbd_frag_get(const struct smbd_frag_plan *plan, uint32_t index,
 }
 
 void smbd_reassembly_init(struct smbd_reassembly *r,
-			  uint32_t max_fragmented_size)
+			  u32 max_fragmented_size)
 {
 	memset(r, 0, sizeof(*r));
 	r->max_fragmented_size = max_fragmented_size;
@@ -97,10 +97,10 @@ void smbd_reassembly_init(struct smbd_reassembly *r,
 
 enum smbd_proto_error smbd_reassembly_add(struct smbd_reassembly *r,
 					  const struct smbd_data_hdr *hdr,
-					  uint32_t *offset, uint32_t *total,
+					  u32 *offset, u32 *total,
 					  bool *complete)
 {
-	uint64_t end = (uint64_t)hdr->data_length + hdr->remaining_data_length;
+	u64 end = (u64)hdr->data_length + hdr->remaining_data_length;
 
 	*complete = false;
 	if (hdr->data_length == 0)
@@ -110,9 +110,9 @@ enum smbd_proto_error smbd_reassembly_add(struct smbd_reassembly *r,
 		if (end > r->max_fragmented_size)
 			return SMBD_E_FRAGMENT_TOO_LARGE;
 		r->active = true;
-		r->total = (uint32_t)end;
+		r->total = (u32)end;
 		r->received = 0;
-	} else if ((uint64_t)r->received + end != r->total) {
+	} else if ((u64)r->received + end != r->total) {
 		/* a fragment must continue exactly where the last one ended */
 		return SMBD_E_REASSEMBLY_MISMATCH;
 	}

@@ -17,12 +17,12 @@ extern "C" {
 #define SMBD_FLAG_RESPONSE_REQUESTED 0x0001
 
 struct smbd_data_hdr {
-	uint16_t credits_requested;
-	uint16_t credits_granted;
-	uint16_t flags;
-	uint32_t remaining_data_length;
-	uint32_t data_offset;
-	uint32_t data_length;
+	u16 credits_requested;
+	u16 credits_granted;
+	u16 flags;
+	u32 remaining_data_length;
+	u32 data_offset;
+	u32 data_length;
 };
 
 /*
@@ -30,9 +30,9 @@ struct smbd_data_hdr {
  * count) against our receive size and reassembly limit. On success the
  * payload is buf[data_offset .. data_offset + data_length).
  */
-enum smbd_proto_error smbd_data_parse(const uint8_t *buf, size_t len,
-				      uint32_t max_receive_size,
-				      uint32_t max_fragmented_recv_size,
+enum smbd_proto_error smbd_data_parse(const u8 *buf, size_t len,
+				      u32 max_receive_size,
+				      u32 max_fragmented_recv_size,
 				      struct smbd_data_hdr *hdr);
 
 /*
@@ -41,39 +41,39 @@ enum smbd_proto_error smbd_data_parse(const uint8_t *buf, size_t len,
  * 20 for an empty message.
  */
 size_t smbd_data_build(struct smbd_data_hdr *hdr,
-		       uint8_t out[SMBD_DATA_PAYLOAD_OFFSET]);
+		       u8 out[SMBD_DATA_PAYLOAD_OFFSET]);
 
 /* How a PDU is cut into Data Transfer messages. */
 struct smbd_frag_plan {
-	uint32_t pdu_len;
-	uint32_t max_payload;	/* payload bytes per message */
-	uint32_t count;		/* messages */
+	u32 pdu_len;
+	u32 max_payload;	/* payload bytes per message */
+	u32 count;		/* messages */
 };
 
 struct smbd_fragment {
-	uint32_t offset;		/* into the PDU */
-	uint32_t length;		/* DataLength */
-	uint32_t remaining;		/* RemainingDataLength */
+	u32 offset;		/* into the PDU */
+	u32 length;		/* DataLength */
+	u32 remaining;		/* RemainingDataLength */
 };
 
-enum smbd_proto_error smbd_frag_plan_make(uint32_t pdu_len,
-					  uint32_t max_send_size,
-					  uint32_t max_fragmented_send_size,
+enum smbd_proto_error smbd_frag_plan_make(u32 pdu_len,
+					  u32 max_send_size,
+					  u32 max_fragmented_send_size,
 					  struct smbd_frag_plan *plan);
 /* Fragment @index (< plan->count) of the plan. */
-void smbd_frag_get(const struct smbd_frag_plan *plan, uint32_t index,
+void smbd_frag_get(const struct smbd_frag_plan *plan, u32 index,
 		   struct smbd_fragment *frag);
 
 /* Receive-side reassembly of one PDU at a time. */
 struct smbd_reassembly {
-	uint32_t max_fragmented_size;
-	uint32_t total;		/* size of the PDU being assembled */
-	uint32_t received;	/* bytes of it so far */
+	u32 max_fragmented_size;
+	u32 total;		/* size of the PDU being assembled */
+	u32 received;	/* bytes of it so far */
 	bool active;
 };
 
 void smbd_reassembly_init(struct smbd_reassembly *r,
-			  uint32_t max_fragmented_size);
+			  u32 max_fragmented_size);
 /*
  * Account one validated message. Messages without payload carry only
  * credits and leave the reassembly alone. Otherwise *offset is where the
@@ -82,7 +82,7 @@ void smbd_reassembly_init(struct smbd_reassembly *r,
  */
 enum smbd_proto_error smbd_reassembly_add(struct smbd_reassembly *r,
 					  const struct smbd_data_hdr *hdr,
-					  uint32_t *offset, uint32_t *total,
+					  u32 *offset, u32 *total,
 					  bool *complete);
 
 #ifdef __cplusplus

@@ -2,17 +2,17 @@
 /* MS-SMBD negotiate: wire format, validation and parameter combination. */
 #include "negotiate.h"
 
-static uint32_t min_u32(uint32_t a, uint32_t b)
+static u32 min_u32(u32 a, u32 b)
 {
 	return a < b ? a : b;
 }
 
-static uint16_t min_u16(uint16_t a, uint16_t b)
+static u16 min_u16(u16 a, u16 b)
 {
 	return a < b ? a : b;
 }
 
-enum smbd_proto_error smbd_negotiate_req_parse(const uint8_t *buf, size_t len,
+enum smbd_proto_error smbd_negotiate_req_parse(const u8 *buf, size_t len,
 					       struct smbd_negotiate_req *req)
 {
 	if (len < SMBD_NEGOTIATE_REQ_SIZE)
@@ -39,7 +39,7 @@ enum smbd_proto_error smbd_negotiate_req_parse(const uint8_t *buf, size_t len,
 }
 
 void smbd_negotiate_req_build(const struct smbd_negotiate_req *req,
-			      uint8_t out[SMBD_NEGOTIATE_REQ_SIZE])
+			      u8 out[SMBD_NEGOTIATE_REQ_SIZE])
 {
 	smbd_put_le16(out + 0, req->min_version);
 	smbd_put_le16(out + 2, req->max_version);
@@ -71,7 +71,7 @@ void smbd_negotiate_server_params(const struct smbd_local_params *local,
 }
 
 void smbd_negotiate_resp_success(const struct smbd_conn_params *conn,
-				 uint16_t credits_granted,
+				 u16 credits_granted,
 				 struct smbd_negotiate_resp *resp)
 {
 	resp->min_version = SMBD_VERSION_1;
@@ -95,7 +95,7 @@ void smbd_negotiate_resp_failure(struct smbd_negotiate_resp *resp)
 }
 
 void smbd_negotiate_resp_build(const struct smbd_negotiate_resp *resp,
-			       uint8_t out[SMBD_NEGOTIATE_RESP_SIZE])
+			       u8 out[SMBD_NEGOTIATE_RESP_SIZE])
 {
 	smbd_put_le16(out + 0, resp->min_version);
 	smbd_put_le16(out + 2, resp->max_version);
@@ -110,7 +110,7 @@ void smbd_negotiate_resp_build(const struct smbd_negotiate_resp *resp,
 	smbd_put_le32(out + 28, resp->max_fragmented_size);
 }
 
-enum smbd_proto_error smbd_negotiate_resp_parse(const uint8_t *buf, size_t len,
+enum smbd_proto_error smbd_negotiate_resp_parse(const u8 *buf, size_t len,
 						struct smbd_negotiate_resp *resp)
 {
 	if (len < SMBD_NEGOTIATE_RESP_SIZE)

@@ -18,47 +18,47 @@ extern "C" {
 #define SMBD_STATUS_NOT_SUPPORTED 0xC00000BBu
 
 struct smbd_negotiate_req {
-	uint16_t min_version;
-	uint16_t max_version;
-	uint16_t credits_requested;
-	uint32_t preferred_send_size;
-	uint32_t max_receive_size;
-	uint32_t max_fragmented_size;
+	u16 min_version;
+	u16 max_version;
+	u16 credits_requested;
+	u32 preferred_send_size;
+	u32 max_receive_size;
+	u32 max_fragmented_size;
 };
 
 struct smbd_negotiate_resp {
-	uint16_t min_version;
-	uint16_t max_version;
-	uint16_t negotiated_version;
-	uint16_t credits_requested;
-	uint16_t credits_granted;
-	uint32_t status;
-	uint32_t max_read_write_size;
-	uint32_t preferred_send_size;
-	uint32_t max_receive_size;
-	uint32_t max_fragmented_size;
+	u16 min_version;
+	u16 max_version;
+	u16 negotiated_version;
+	u16 credits_requested;
+	u16 credits_granted;
+	u32 status;
+	u32 max_read_write_size;
+	u32 preferred_send_size;
+	u32 max_receive_size;
+	u32 max_fragmented_size;
 };
 
 /* What one side is configured with (SET_PARAMS, or the client tool). */
 struct smbd_local_params {
-	uint16_t receive_credit_max;
-	uint16_t send_credit_target;
-	uint32_t max_send_size;
-	uint32_t max_receive_size;
-	uint32_t max_fragmented_size;
-	uint32_t max_read_write_size;
+	u16 receive_credit_max;
+	u16 send_credit_target;
+	u32 max_send_size;
+	u32 max_receive_size;
+	u32 max_fragmented_size;
+	u32 max_read_write_size;
 };
 
 /* What a connection runs with once the negotiate succeeded. */
 struct smbd_conn_params {
-	uint16_t receive_credit_max;	/* receives we post at most */
-	uint16_t receive_credit_target;	/* the peer's CreditsRequested */
-	uint16_t send_credit_target;	/* what we request */
-	uint32_t max_send_size;		/* per message we send */
-	uint32_t max_receive_size;	/* per message we receive */
-	uint32_t max_fragmented_send_size; /* PDU limit towards the peer */
-	uint32_t max_fragmented_recv_size; /* PDU limit from the peer */
-	uint32_t max_read_write_size;
+	u16 receive_credit_max;	/* receives we post at most */
+	u16 receive_credit_target;	/* the peer's CreditsRequested */
+	u16 send_credit_target;	/* what we request */
+	u32 max_send_size;		/* per message we send */
+	u32 max_receive_size;	/* per message we receive */
+	u32 max_fragmented_send_size; /* PDU limit towards the peer */
+	u32 max_fragmented_recv_size; /* PDU limit from the peer */
+	u32 max_read_write_size;
 };
 
 /*
@@ -66,10 +66,10 @@ struct smbd_conn_params {
  * SMBD_E_VERSION means: answer with smbd_negotiate_resp_failure(); any other
  * error means: disconnect without an answer.
  */
-enum smbd_proto_error smbd_negotiate_req_parse(const uint8_t *buf, size_t len,
+enum smbd_proto_error smbd_negotiate_req_parse(const u8 *buf, size_t len,
 					       struct smbd_negotiate_req *req);
 void smbd_negotiate_req_build(const struct smbd_negotiate_req *req,
-			      uint8_t out[SMBD_NEGOTIATE_REQ_SIZE]);
+			      u8 out[SMBD_NEGOTIATE_REQ_SIZE]);
 
 /* Server: combine our parameters with a valid request. */
 void smbd_negotiate_server_params(const struct smbd_local_params *local,
@@ -77,7 +77,7 @@ void smbd_negotiate_server_params(const struct smbd_local_params *local,
 				  struct smbd_conn_params *conn);
 /* Server: the success response granting @credits_granted receives. */
 void smbd_negotiate_resp_success(const struct smbd_conn_params *conn,
-				 uint16_t credits_granted,
+				 u16 credits_granted,
 				 struct smbd_negotiate_resp *resp);
 /* Server: the failure response (MS-SMBD 3.1.5.3): only versions + status. */
 void smbd_negotiate_resp_failure(struct smbd_negotiate_resp *resp);
@@ -86,14 +86,14 @@ void smbd_negotiate_resp_failure(struct smbd_negotiate_resp *resp);
  * Client: parse a response and validate it against the request we sent
  * (the checks of the Linux client), then combine the parameters.
  */
-enum smbd_proto_error smbd_negotiate_resp_parse(const uint8_t *buf, size_t len,
+enum smbd_proto_error smbd_negotiate_resp_parse(const u8 *buf, size_t len,
 						struct smbd_negotiate_resp *resp);
 enum smbd_proto_error
 smbd_negotiate_client_params(const struct smbd_local_params *local,
 			     const struct smbd_negotiate_resp *resp,
 			     struct smbd_conn_params *conn);
 void smbd_negotiate_resp_build(const struct smbd_negotiate_resp *resp,
-			       uint8_t out[SMBD_NEGOTIATE_RESP_SIZE]);
+			       u8 out[SMBD_NEGOTIATE_RESP_SIZE]);
 
 #ifdef __cplusplus
 }

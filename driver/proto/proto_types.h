@@ -2,7 +2,8 @@
 /*
  * Types and little-endian accessors for the protocol core. The core is
  * compiled into the module and into the userspace tests and tools, so it uses
- * only fixed-width types, memcpy/memset and no allocation.
+ * only the kernel's fixed-width types (defined here for userspace),
+ * memcpy/memset and no allocation.
  */
 #ifndef SMBD_PROTO_TYPES_H
 #define SMBD_PROTO_TYPES_H
@@ -13,43 +14,49 @@
 #else
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <string.h>
+
+/* the compiler's own uint64_t etc., so u64 * and uint64_t * mix */
+typedef __UINT8_TYPE__ u8;
+typedef __UINT16_TYPE__ u16;
+typedef __UINT32_TYPE__ u32;
+typedef __UINT64_TYPE__ u64;
+typedef __INT32_TYPE__ s32;
 #endif
 
-static inline uint16_t smbd_get_le16(const uint8_t *p)
+static inline u16 smbd_get_le16(const u8 *p)
 {
-	return (uint16_t)(p[0] | (p[1] << 8));
+	return (u16)(p[0] | (p[1] << 8));
 }
 
-static inline uint32_t smbd_get_le32(const uint8_t *p)
+static inline u32 smbd_get_le32(const u8 *p)
 {
-	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) |
-	       ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+	return (u32)p[0] | ((u32)p[1] << 8) |
+	       ((u32)p[2] << 16) | ((u32)p[3] << 24);
 }
 
-static inline uint64_t smbd_get_le64(const uint8_t *p)
+static inline u64 smbd_get_le64(const u8 *p)
 {
-	return (uint64_t)smbd_get_le32(p) |
-	       ((uint64_t)smbd_get_le32(p + 4) << 32);
+	return (u64)smbd_get_le32(p) |
+	       ((u64)smbd_get_le32(p + 4) << 32);
 }
 
-static inline void smbd_put_le16(uint8_t *p, uint16_t v)
+static inline void smbd_put_le16(u8 *p, u16 v)
 {
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
+	p[0] = (u8)v;
+	p[1] = (u8)(v >> 8);
 }
 
-static inline void smbd_put_le32(uint8_t *p, uint32_t v)
+static inline void smbd_put_le32(u8 *p, u32 v)
 {
-	smbd_put_le16(p, (uint16_t)v);
-	smbd_put_le16(p + 2, (uint16_t)(v >> 16));
+	smbd_put_le16(p, (u16)v);
+	smbd_put_le16(p + 2, (u16)(v >> 16));
 }
 
-static inline void smbd_put_le64(uint8_t *p, uint64_t v)
+static inline void smbd_put_le64(u8 *p, u64 v)
 {
-	smbd_put_le32(p, (uint32_t)v);
-	smbd_put_le32(p + 4, (uint32_t)(v >> 32));
+	smbd_put_le32(p, (u32)v);
+	smbd_put_le32(p + 4, (u32)(v >> 32));
 }
 
 #endif /* SMBD_PROTO_TYPES_H */

@@ -70,47 +70,47 @@ extern "C" {
 #define NT_STATUS_SMB_NO_PREAUTH_INTEGRITY_HASH_OVERLAP 0xC05D0000u
 
 #define SMB2_POSIX_CONTEXT_TAG_SIZE 16
-extern const uint8_t smb2_posix_context_tag[SMB2_POSIX_CONTEXT_TAG_SIZE];
+extern const u8 smb2_posix_context_tag[SMB2_POSIX_CONTEXT_TAG_SIZE];
 
 struct smb2_hdr {
-	uint16_t credit_charge;
-	uint32_t status;
-	uint16_t command;
-	uint16_t credits;
-	uint32_t flags;
-	uint32_t next_command;
-	uint64_t message_id;
-	uint32_t process_id;
-	uint32_t tree_id;
-	uint64_t session_id;
-	uint8_t signature[16];
+	u16 credit_charge;
+	u32 status;
+	u16 command;
+	u16 credits;
+	u32 flags;
+	u32 next_command;
+	u64 message_id;
+	u32 process_id;
+	u32 tree_id;
+	u64 session_id;
+	u8 signature[16];
 };
 
 /* Decode the 64-byte header of any message: protocol id and size checked. */
-enum smbd_proto_error smb2_hdr_decode(const uint8_t *buf, size_t len,
+enum smbd_proto_error smb2_hdr_decode(const u8 *buf, size_t len,
 				      struct smb2_hdr *hdr);
 /* Parse the 64-byte header of a request. */
-enum smbd_proto_error smb2_hdr_parse(const uint8_t *buf, size_t len,
+enum smbd_proto_error smb2_hdr_parse(const u8 *buf, size_t len,
 				     struct smb2_hdr *hdr);
 
 /* A list of 16-bit ids inside the request (little-endian on the wire). */
 struct smb2_id_list {
-	const uint8_t *ids;
-	uint16_t count;
+	const u8 *ids;
+	u16 count;
 	bool present;
 };
 
-uint16_t smb2_id_list_get(const struct smb2_id_list *l, uint16_t i);
-bool smb2_id_list_has(const struct smb2_id_list *l, uint16_t id);
+u16 smb2_id_list_get(const struct smb2_id_list *l, u16 i);
+bool smb2_id_list_has(const struct smb2_id_list *l, u16 id);
 
 struct smb2_negotiate_req {
 	struct smb2_hdr hdr;
-	uint16_t security_mode;
-	uint32_t capabilities;
-	uint8_t client_guid[16];
+	u16 security_mode;
+	u32 capabilities;
+	u8 client_guid[16];
 	struct smb2_id_list dialects;
 	/* 3.1.1 negotiate contexts (parsed only when 0x0311 is offered) */
-	uint16_t context_count;
+	u16 context_count;
 	struct smb2_id_list preauth_hashes;
 	struct smb2_id_list ciphers;
 	struct smb2_id_list signing_algorithms;
@@ -119,41 +119,41 @@ struct smb2_negotiate_req {
 	bool posix;	/* the POSIX context carries the POSIX tag */
 };
 
-enum smbd_proto_error smb2_negotiate_req_parse(const uint8_t *buf,
+enum smbd_proto_error smb2_negotiate_req_parse(const u8 *buf,
 					       size_t len,
 					       struct smb2_negotiate_req *req);
 
 /* What smbd answers to a NEGOTIATE (SET_PARAMS carries it). */
 #define SMB2_POLICY_MAX_ALGORITHMS 8
 struct smb2_negotiate_policy {
-	uint8_t server_guid[16];
-	uint32_t capabilities;
-	uint16_t security_mode;
-	uint16_t min_dialect;
-	uint16_t max_dialect;
-	uint32_t max_transact_size;
-	uint32_t max_read_size;
-	uint32_t max_write_size;
-	uint16_t ciphers[SMB2_POLICY_MAX_ALGORITHMS];
-	uint16_t signing_algorithms[SMB2_POLICY_MAX_ALGORITHMS];
-	uint8_t cipher_count;
-	uint8_t signing_algorithm_count;
+	u8 server_guid[16];
+	u32 capabilities;
+	u16 security_mode;
+	u16 min_dialect;
+	u16 max_dialect;
+	u32 max_transact_size;
+	u32 max_read_size;
+	u32 max_write_size;
+	u16 ciphers[SMB2_POLICY_MAX_ALGORITHMS];
+	u16 signing_algorithms[SMB2_POLICY_MAX_ALGORITHMS];
+	u8 cipher_count;
+	u8 signing_algorithm_count;
 	bool posix_extensions;
-	const uint8_t *sec_blob;
-	uint16_t sec_blob_len;
+	const u8 *sec_blob;
+	u16 sec_blob_len;
 };
 
 /* The outcome of a NEGOTIATE. status != 0: answer with an error response. */
 struct smb2_negotiated {
-	uint32_t status;
-	uint16_t dialect;
-	uint16_t security_mode;
-	uint32_t capabilities;
-	uint32_t max_transact_size;
-	uint32_t max_read_size;
-	uint32_t max_write_size;
-	uint16_t cipher;		/* 0: none */
-	uint16_t signing_algorithm;
+	u32 status;
+	u16 dialect;
+	u16 security_mode;
+	u32 capabilities;
+	u32 max_transact_size;
+	u32 max_read_size;
+	u32 max_write_size;
+	u16 cipher;		/* 0: none */
+	u16 signing_algorithm;
 	bool encryption_context;	/* answer with an encryption context */
 	bool signing_context;		/* answer with a signing context */
 	bool posix_context;		/* answer with the POSIX context */
@@ -171,33 +171,33 @@ enum smbd_proto_error
 smb2_negotiate_resp_build(const struct smb2_negotiate_policy *policy,
 			  const struct smb2_negotiate_req *req,
 			  const struct smb2_negotiated *neg,
-			  uint64_t system_time,
-			  const uint8_t salt[SMB2_PREAUTH_SALT_SIZE],
-			  uint8_t *out, size_t cap, size_t *len);
+			  u64 system_time,
+			  const u8 salt[SMB2_PREAUTH_SALT_SIZE],
+			  u8 *out, size_t cap, size_t *len);
 
 struct smb2_session_setup_req {
 	struct smb2_hdr hdr;
-	uint8_t flags;
-	uint8_t security_mode;
-	uint32_t capabilities;
-	uint32_t channel;
-	uint64_t previous_session_id;
-	const uint8_t *sec_buf;
-	uint16_t sec_buf_len;
+	u8 flags;
+	u8 security_mode;
+	u32 capabilities;
+	u32 channel;
+	u64 previous_session_id;
+	const u8 *sec_buf;
+	u16 sec_buf_len;
 };
 
 enum smbd_proto_error
-smb2_session_setup_parse(const uint8_t *buf, size_t len,
+smb2_session_setup_parse(const u8 *buf, size_t len,
 			 struct smb2_session_setup_req *req);
 
 /* The response header for @req as Samba writes it (flags, ids copied). */
-void smb2_resp_hdr_build(const struct smb2_hdr *req, uint32_t status,
-			 uint16_t credits, uint8_t out[SMB2_HDR_SIZE]);
+void smb2_resp_hdr_build(const struct smb2_hdr *req, u32 status,
+			 u16 credits, u8 out[SMB2_HDR_SIZE]);
 
 #define SMB2_ERROR_RESP_SIZE (SMB2_HDR_SIZE + 9)
 /* An SMB2 ERROR response to the request @req_hdr with @status. */
 enum smbd_proto_error smb2_error_resp_build(const struct smb2_hdr *req_hdr,
-					    uint32_t status, uint8_t *out,
+					    u32 status, u8 *out,
 					    size_t cap, size_t *len);
 
 #ifdef __cplusplus

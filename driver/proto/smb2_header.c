@@ -2,9 +2,9 @@
 /* SMB2 header, id lists and error responses (MS-SMB2 2.2.1, 2.2.2). */
 #include "smb2.h"
 
-static const uint8_t smb2_protocol_id[4] = { 0xfe, 'S', 'M', 'B' };
+static const u8 smb2_protocol_id[4] = { 0xfe, 'S', 'M', 'B' };
 
-enum smbd_proto_error smb2_hdr_decode(const uint8_t *buf, size_t len,
+enum smbd_proto_error smb2_hdr_decode(const u8 *buf, size_t len,
 				      struct smb2_hdr *hdr)
 {
 	if (len < SMB2_HDR_SIZE)
@@ -28,7 +28,7 @@ enum smbd_proto_error smb2_hdr_decode(const uint8_t *buf, size_t len,
 	return SMBD_E_OK;
 }
 
-enum smbd_proto_error smb2_hdr_parse(const uint8_t *buf, size_t len,
+enum smbd_proto_error smb2_hdr_parse(const u8 *buf, size_t len,
 				     struct smb2_hdr *hdr)
 {
 	enum smbd_proto_error e = smb2_hdr_decode(buf, len, hdr);
@@ -40,14 +40,14 @@ enum smbd_proto_error smb2_hdr_parse(const uint8_t *buf, size_t len,
 	return SMBD_E_OK;
 }
 
-uint16_t smb2_id_list_get(const struct smb2_id_list *l, uint16_t i)
+u16 smb2_id_list_get(const struct smb2_id_list *l, u16 i)
 {
 	return smbd_get_le16(l->ids + 2u * i);
 }
 
-bool smb2_id_list_has(const struct smb2_id_list *l, uint16_t id)
+bool smb2_id_list_has(const struct smb2_id_list *l, u16 id)
 {
-	uint16_t i;
+	u16 i;
 
 	for (i = 0; i < l->count; i++)
 		if (smb2_id_list_get(l, i) == id)
@@ -56,8 +56,8 @@ bool smb2_id_list_has(const struct smb2_id_list *l, uint16_t id)
 }
 
 /* The response header Samba's smbd_smb2_request_setup_out() writes. */
-void smb2_resp_hdr_build(const struct smb2_hdr *req, uint32_t status,
-			 uint16_t credits, uint8_t out[SMB2_HDR_SIZE])
+void smb2_resp_hdr_build(const struct smb2_hdr *req, u32 status,
+			 u16 credits, u8 out[SMB2_HDR_SIZE])
 {
 	memcpy(out, smb2_protocol_id, sizeof(smb2_protocol_id));
 	smbd_put_le16(out + 4, SMB2_HDR_SIZE);
@@ -75,10 +75,10 @@ void smb2_resp_hdr_build(const struct smb2_hdr *req, uint32_t status,
 }
 
 enum smbd_proto_error smb2_error_resp_build(const struct smb2_hdr *req_hdr,
-					    uint32_t status, uint8_t *out,
+					    u32 status, u8 *out,
 					    size_t cap, size_t *len)
 {
-	uint8_t *body = out + SMB2_HDR_SIZE;
+	u8 *body = out + SMB2_HDR_SIZE;
 
 	if (cap < SMB2_ERROR_RESP_SIZE)
 		return SMBD_E_OUT_OF_SPACE;

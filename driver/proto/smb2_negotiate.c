@@ -12,7 +12,7 @@
 #define NEG_RESP_BODY_SIZE 64
 #define NEG_CONTEXT_HDR_SIZE 8
 
-const uint8_t smb2_posix_context_tag[SMB2_POSIX_CONTEXT_TAG_SIZE] = {
+const u8 smb2_posix_context_tag[SMB2_POSIX_CONTEXT_TAG_SIZE] = {
 	0x93, 0xAD, 0x25, 0x50, 0x9C, 0xB4, 0x11, 0xE7,
 	0xB4, 0x23, 0x83, 0xDE, 0x96, 0x8B, 0xCD, 0x7C,
 };
@@ -23,11 +23,11 @@ static size_t align8(size_t n)
 }
 
 /* A context whose data is: u16 count, @skip bytes, count x u16 ids. */
-static enum smbd_proto_error parse_id_context(const uint8_t *data,
-					      uint16_t len, size_t skip,
+static enum smbd_proto_error parse_id_context(const u8 *data,
+					      u16 len, size_t skip,
 					      struct smb2_id_list *list)
 {
-	uint16_t count;
+	u16 count;
 
 	if (list->present)
 		return SMBD_E_SMB2_CONTEXT_DUPLICATE;
@@ -44,10 +44,10 @@ static enum smbd_proto_error parse_id_context(const uint8_t *data,
 	return SMBD_E_OK;
 }
 
-static enum smbd_proto_error parse_preauth(const uint8_t *data, uint16_t len,
+static enum smbd_proto_error parse_preauth(const u8 *data, u16 len,
 					   struct smb2_id_list *list)
 {
-	uint16_t count, salt_len;
+	u16 count, salt_len;
 
 	if (list->present)
 		return SMBD_E_SMB2_CONTEXT_DUPLICATE;
@@ -65,10 +65,10 @@ static enum smbd_proto_error parse_preauth(const uint8_t *data, uint16_t len,
 	return SMBD_E_OK;
 }
 
-static enum smbd_proto_error parse_posix(const uint8_t *data, uint16_t len,
+static enum smbd_proto_error parse_posix(const u8 *data, u16 len,
 					 bool *posix)
 {
-	uint16_t off;
+	u16 off;
 
 	if (len % SMB2_POSIX_CONTEXT_TAG_SIZE != 0)
 		return SMBD_E_SMB2_CONTEXT_TRUNCATED;
@@ -79,8 +79,8 @@ static enum smbd_proto_error parse_posix(const uint8_t *data, uint16_t len,
 	return SMBD_E_OK;
 }
 
-static enum smbd_proto_error parse_context(uint16_t type, const uint8_t *data,
-					   uint16_t len,
+static enum smbd_proto_error parse_context(u16 type, const u8 *data,
+					   u16 len,
 					   struct smb2_negotiate_req *req)
 {
 	struct smb2_id_list unused = { 0 };
@@ -115,19 +115,19 @@ static enum smbd_proto_error parse_context(uint16_t type, const uint8_t *data,
  * (Samba requires exactly that offset) and holds exactly @count contexts,
  * each padded to 8 bytes except the last.
  */
-static enum smbd_proto_error parse_contexts(const uint8_t *buf, size_t len,
-					    uint32_t offset, size_t dialects_end,
+static enum smbd_proto_error parse_contexts(const u8 *buf, size_t len,
+					    u32 offset, size_t dialects_end,
 					    struct smb2_negotiate_req *req)
 {
 	size_t pos = offset;
-	uint16_t i;
+	u16 i;
 
 	if (offset != align8(dialects_end) || offset > len)
 		return SMBD_E_SMB2_CONTEXT_OFFSET;
 
 	for (i = 0; i < req->context_count; i++) {
 		enum smbd_proto_error err;
-		uint16_t type, data_len;
+		u16 type, data_len;
 
 		if (i > 0)
 			pos = align8(pos);
@@ -146,14 +146,14 @@ static enum smbd_proto_error parse_contexts(const uint8_t *buf, size_t len,
 	return SMBD_E_OK;
 }
 
-enum smbd_proto_error smb2_negotiate_req_parse(const uint8_t *buf,
+enum smbd_proto_error smb2_negotiate_req_parse(const u8 *buf,
 					       size_t len,
 					       struct smb2_negotiate_req *req)
 {
-	const uint8_t *body = buf + SMB2_HDR_SIZE;
+	const u8 *body = buf + SMB2_HDR_SIZE;
 	enum smbd_proto_error err;
 	size_t dialects_end;
-	uint16_t dialect_count;
+	u16 dialect_count;
 
 	memset(req, 0, sizeof(*req));
 	err = smb2_hdr_parse(buf, len, &req->hdr);
@@ -192,19 +192,19 @@ enum smbd_proto_error smb2_negotiate_req_parse(const uint8_t *buf,
 			      req);
 }
 
-static const uint16_t smb2_dialects_by_preference[] = {
+static const u16 smb2_dialects_by_preference[] = {
 	SMB2_DIALECT_311, SMB2_DIALECT_302, SMB2_DIALECT_300,
 	SMB2_DIALECT_210, SMB2_DIALECT_202,
 };
 
-static uint16_t choose_dialect(const struct smb2_negotiate_policy *policy,
-			       const struct smb2_negotiate_req *req)
+static u16 choose_dialect(const struct smb2_negotiate_policy *policy,
+			  const struct smb2_negotiate_req *req)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(smb2_dialects_by_preference) /
 			sizeof(smb2_dialects_by_preference[0]); i++) {
-		uint16_t d = smb2_dialects_by_preference[i];
+		u16 d = smb2_dialects_by_preference[i];
 
 		if (d < policy->min_dialect || d > policy->max_dialect)
 			continue;
@@ -215,11 +215,11 @@ static uint16_t choose_dialect(const struct smb2_negotiate_policy *policy,
 }
 
 /* The first id of @prefs (server preference order) the client offers. */
-static bool choose_algorithm(const uint16_t *prefs, uint8_t nprefs,
+static bool choose_algorithm(const u16 *prefs, u8 nprefs,
 			     const struct smb2_id_list *offered,
-			     uint16_t *chosen)
+			     u16 *chosen)
 {
-	uint8_t i;
+	u8 i;
 
 	for (i = 0; i < nprefs; i++) {
 		if (smb2_id_list_has(offered, prefs[i])) {
@@ -230,9 +230,9 @@ static bool choose_algorithm(const uint16_t *prefs, uint8_t nprefs,
 	return false;
 }
 
-static bool policy_lists(const uint16_t *algs, uint8_t n, uint16_t id)
+static bool policy_lists(const u16 *algs, u8 n, u16 id)
 {
-	uint8_t i;
+	u8 i;
 
 	for (i = 0; i < n; i++)
 		if (algs[i] == id)
@@ -258,7 +258,7 @@ static bool algorithms_allowed(const struct smb2_negotiate_policy *policy,
 	       policy_lists(policy->ciphers, policy->cipher_count, out->cipher);
 }
 
-static uint32_t min_u32(uint32_t a, uint32_t b)
+static u32 min_u32(u32 a, u32 b)
 {
 	return a < b ? a : b;
 }
@@ -267,8 +267,8 @@ void smb2_negotiate_decide(const struct smb2_negotiate_policy *policy,
 			   const struct smb2_negotiate_req *req,
 			   struct smb2_negotiated *out)
 {
-	uint32_t caps = 0, max_limit = 0x10000;
-	uint16_t d;
+	u32 caps = 0, max_limit = 0x10000;
+	u16 d;
 
 	memset(out, 0, sizeof(*out));
 	d = choose_dialect(policy, req);
@@ -343,8 +343,8 @@ void smb2_negotiate_decide(const struct smb2_negotiate_policy *policy,
 }
 
 /* Append one context at *pos (8-aligned by the caller's padding). */
-static void put_context(uint8_t *out, size_t *pos, uint16_t type,
-			const uint8_t *data, uint16_t len)
+static void put_context(u8 *out, size_t *pos, u16 type,
+			const u8 *data, u16 len)
 {
 	size_t start = align8(*pos);
 
@@ -365,14 +365,14 @@ enum smbd_proto_error
 smb2_negotiate_resp_build(const struct smb2_negotiate_policy *policy,
 			  const struct smb2_negotiate_req *req,
 			  const struct smb2_negotiated *neg,
-			  uint64_t system_time,
-			  const uint8_t salt[SMB2_PREAUTH_SALT_SIZE],
-			  uint8_t *out, size_t cap, size_t *len)
+			  u64 system_time,
+			  const u8 salt[SMB2_PREAUTH_SALT_SIZE],
+			  u8 *out, size_t cap, size_t *len)
 {
 	const size_t blob_off = SMB2_HDR_SIZE + NEG_RESP_BODY_SIZE;
-	uint8_t *body = out + SMB2_HDR_SIZE;
-	uint8_t ctx[NEG_CONTEXT_MAX_DATA];
-	uint16_t count = 0;
+	u8 *body = out + SMB2_HDR_SIZE;
+	u8 ctx[NEG_CONTEXT_MAX_DATA];
+	u16 count = 0;
 	size_t pos;
 
 	if (cap < blob_off + policy->sec_blob_len + NEG_CONTEXTS_MAX_SIZE)
@@ -423,10 +423,10 @@ smb2_negotiate_resp_build(const struct smb2_negotiate_policy *policy,
 	smbd_put_le32(body + 0x24, neg->max_write_size);
 	smbd_put_le64(body + 0x28, system_time);
 	smbd_put_le64(body + 0x30, 0);
-	smbd_put_le16(body + 0x38, (uint16_t)blob_off);
+	smbd_put_le16(body + 0x38, (u16)blob_off);
 	smbd_put_le16(body + 0x3A, policy->sec_blob_len);
 	smbd_put_le32(body + 0x3C, count ?
-		      (uint32_t)align8(blob_off + policy->sec_blob_len) : 0);
+		      (u32)align8(blob_off + policy->sec_blob_len) : 0);
 	*len = pos;
 	return SMBD_E_OK;
 }

@@ -6,12 +6,12 @@
 #define SESSION_SETUP_FIXED_SIZE 24
 
 enum smbd_proto_error
-smb2_session_setup_parse(const uint8_t *buf, size_t len,
+smb2_session_setup_parse(const u8 *buf, size_t len,
 			 struct smb2_session_setup_req *req)
 {
-	const uint8_t *body = buf + SMB2_HDR_SIZE;
+	const u8 *body = buf + SMB2_HDR_SIZE;
 	enum smbd_proto_error err;
-	uint16_t off;
+	u16 off;
 
 	memset(req, 0, sizeof(*req));
 	err = smb2_hdr_parse(buf, len, &req->hdr);

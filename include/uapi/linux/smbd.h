@@ -26,7 +26,8 @@
  *              process that does not own the listening file
  *  EBUSY       the role is already held by another file (SET_PARAMS, LISTEN),
  *              or the session is registered by another file
- *  ENOENT      unknown connection id, session id or token
+ *  ENOENT      unknown connection id, session id or token; a connection's
+ *              id is unknown to its owner once its DISCONNECTED is queued
  *  ENOSPC      no room: the pool has no such buffer
  *  EMSGSIZE    GET_EVENTS: the first pending event's data does not fit in
  *              data_len (out_data_used tells the size needed); SEND_PDU: a PDU
@@ -120,6 +121,7 @@ struct smbd_info {
 	__u32 out_max_iovs;
 	__aligned_u64 out_mmap_size;
 };
+
 #define SMBD_IOC_GET_INFO _IO(SMBD_IOCTL_TYPE, SMBD_CMD_GET_INFO)
 
 /* smbd_set_params.policy_flags */
@@ -219,6 +221,7 @@ struct smbd_set_params {
 	__u32 setup_timeout_ms;
 	__u32 credit_timeout_ms;
 };
+
 #define SMBD_IOC_SET_PARAMS _IO(SMBD_IOCTL_TYPE, SMBD_CMD_SET_PARAMS)
 
 /**
@@ -234,6 +237,7 @@ struct smbd_listen {
 	__u32 size;
 	__u32 flags;
 };
+
 #define SMBD_IOC_LISTEN _IO(SMBD_IOCTL_TYPE, SMBD_CMD_LISTEN)
 
 /**
@@ -253,6 +257,7 @@ struct smbd_accept {
 	__u8 token[SMBD_TOKEN_SIZE];
 	__aligned_u64 out_conn_id;
 };
+
 #define SMBD_IOC_ACCEPT _IO(SMBD_IOCTL_TYPE, SMBD_CMD_ACCEPT)
 
 /**
@@ -272,6 +277,7 @@ struct smbd_session {
 	__u32 flags;
 	__aligned_u64 session_id;
 };
+
 #define SMBD_IOC_REGISTER_SESSION \
 	_IO(SMBD_IOCTL_TYPE, SMBD_CMD_REGISTER_SESSION)
 #define SMBD_IOC_UNREGISTER_SESSION \
@@ -302,6 +308,7 @@ struct smbd_mem_params {
 	__aligned_u64 out_mmap_size;
 	__aligned_u64 out_mmap_offset;
 };
+
 #define SMBD_IOC_GET_MEM_PARAMS _IO(SMBD_IOCTL_TYPE, SMBD_CMD_GET_MEM_PARAMS)
 
 /* smbd_event.type */
@@ -443,6 +450,7 @@ struct smbd_get_events {
 	__u32 out_data_used;
 	__u32 __reserved;
 };
+
 #define SMBD_IOC_GET_EVENTS _IO(SMBD_IOCTL_TYPE, SMBD_CMD_GET_EVENTS)
 
 /**
@@ -504,6 +512,7 @@ struct smbd_send_pdu {
 	__u32 out_done;
 	__u32 __reserved;
 };
+
 #define SMBD_IOC_SEND_PDU _IO(SMBD_IOCTL_TYPE, SMBD_CMD_SEND_PDU)
 
 /**
@@ -600,6 +609,7 @@ struct smbd_rdma_rw {
 	__u32 out_done;
 	__u32 __reserved;
 };
+
 #define SMBD_IOC_RDMA_RW _IO(SMBD_IOCTL_TYPE, SMBD_CMD_RDMA_RW)
 
 /**
@@ -619,6 +629,7 @@ struct smbd_disconnect {
 	__u32 flags;
 	__aligned_u64 conn_id;
 };
+
 #define SMBD_IOC_DISCONNECT _IO(SMBD_IOCTL_TYPE, SMBD_CMD_DISCONNECT)
 
 #endif /* _UAPI_LINUX_SMBD_H */
