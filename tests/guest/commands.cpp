@@ -18,8 +18,8 @@ smbd_event events[1];
 uint8_t event_data[4096];
 const uint8_t pdu[64] = {0xfe, 'S', 'M', 'B', 64};
 smbd_iovec iov = {reinterpret_cast<uintptr_t>(pdu), sizeof(pdu)};
-smbd_send_entry entry = {kUnknownConn, 0, reinterpret_cast<uintptr_t>(&iov),
-                         1, 0, 0, 0};
+smbd_send_entry entry = {
+    kUnknownConn, 0, reinterpret_cast<uintptr_t>(&iov), 1, 0, 0, 0};
 
 template <typename T> T sized()
 {
@@ -28,20 +28,11 @@ template <typename T> T sized()
     return s;
 }
 
-Request get_info(size_t extra)
-{
-    return Request(sized<smbd_info>(), extra);
-}
+Request get_info(size_t extra) { return Request(sized<smbd_info>(), extra); }
 
-Request set_params(size_t extra)
-{
-    return Request(params.to_uapi(), extra);
-}
+Request set_params(size_t extra) { return Request(params.to_uapi(), extra); }
 
-Request listen(size_t extra)
-{
-    return Request(sized<smbd_listen>(), extra);
-}
+Request listen(size_t extra) { return Request(sized<smbd_listen>(), extra); }
 
 Request accept(size_t extra)
 {
@@ -96,19 +87,31 @@ const std::vector<Command> &offered_commands()
 {
     static const std::vector<Command> commands = {
         {"GET_INFO", SMBD_IOC_GET_INFO, get_info, {}, 0},
-        {"SET_PARAMS", SMBD_IOC_SET_PARAMS, set_params,
+        {"SET_PARAMS",
+         SMBD_IOC_SET_PARAMS,
+         set_params,
          {offsetof(smbd_set_params, __reserved)},
-         0, offsetof(smbd_set_params, setup_timeout_ms)},
+         0,
+         offsetof(smbd_set_params, setup_timeout_ms)},
         {"LISTEN", SMBD_IOC_LISTEN, listen, {}, 0},
         {"ACCEPT", SMBD_IOC_ACCEPT, accept, {}, ENOENT},
         {"REGISTER_SESSION", SMBD_IOC_REGISTER_SESSION, session, {}, 0},
-        {"UNREGISTER_SESSION", SMBD_IOC_UNREGISTER_SESSION, session, {},
+        {"UNREGISTER_SESSION",
+         SMBD_IOC_UNREGISTER_SESSION,
+         session,
+         {},
          ENOENT},
         {"GET_MEM_PARAMS", SMBD_IOC_GET_MEM_PARAMS, get_mem_params, {}, 0},
-        {"GET_EVENTS", SMBD_IOC_GET_EVENTS, get_events,
-         {offsetof(smbd_get_events, __reserved)}, EAGAIN},
-        {"SEND_PDU", SMBD_IOC_SEND_PDU, send_pdu,
-         {offsetof(smbd_send_pdu, __reserved)}, ENOENT},
+        {"GET_EVENTS",
+         SMBD_IOC_GET_EVENTS,
+         get_events,
+         {offsetof(smbd_get_events, __reserved)},
+         EAGAIN},
+        {"SEND_PDU",
+         SMBD_IOC_SEND_PDU,
+         send_pdu,
+         {offsetof(smbd_send_pdu, __reserved)},
+         ENOENT},
         {"DISCONNECT", SMBD_IOC_DISCONNECT, disconnect, {}, ENOENT},
     };
     return commands;

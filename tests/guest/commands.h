@@ -18,9 +18,9 @@ struct Command {
     unsigned long cmd;
     // the struct, valid, in a buffer with `extra` zero bytes after it
     std::function<Request(size_t extra)> request;
-    std::vector<size_t> reserved;	// offsets of __u32 reserved fields
-    int baseline;			// errno of the valid request
-    uint32_t first_size = 0;		// the first version's size, if it grew
+    std::vector<size_t> reserved; // offsets of __u32 reserved fields
+    int baseline;                 // errno of the valid request
+    uint32_t first_size = 0;      // the first version's size, if it grew
 };
 
 const std::vector<Command> &offered_commands();

@@ -23,7 +23,7 @@ int in_child(const std::function<int()> &fn)
     if (pid < 0)
         return kChildFailed;
     if (pid == 0)
-        _exit(fn());	// never back into gtest in the child
+        _exit(fn()); // never back into gtest in the child
     int status = 0;
     if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
         return kChildFailed;

@@ -18,10 +18,7 @@ using smbd::device::Device;
 
 // A file opened non-blocking: nothing in the harness may wait for events
 // that no peer will ever cause.
-inline Device open_device()
-{
-    return Device(O_NONBLOCK);
-}
+inline Device open_device() { return Device(O_NONBLOCK); }
 
 // GET_INFO of a fresh file (the limits the rules are checked against).
 smbd_info device_info();
@@ -41,7 +38,7 @@ inline constexpr uint64_t kBadPointer = 0xffff800000000000ull;
 
 // A command struct in a buffer with room after it, for the size rules.
 class Request {
-public:
+  public:
     template <typename T>
     explicit Request(const T &s, size_t extra = 0)
         : words_((sizeof(T) + extra + 7) / 8)
@@ -52,9 +49,12 @@ public:
     void *data() { return words_.data(); }
     uint8_t *bytes() { return reinterpret_cast<uint8_t *>(words_.data()); }
     void set_size(uint32_t size) { std::memcpy(bytes(), &size, 4); }
-    void set_u32(size_t offset, uint32_t v) { std::memcpy(bytes() + offset, &v, 4); }
+    void set_u32(size_t offset, uint32_t v)
+    {
+        std::memcpy(bytes() + offset, &v, 4);
+    }
 
-private:
+  private:
     std::vector<uint64_t> words_;
 };
 

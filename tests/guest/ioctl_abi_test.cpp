@@ -33,8 +33,7 @@ TEST(GetInfo, ReportsEveryFeature)
 {
     const uint64_t want = SMBD_FEATURE_SET_PARAMS | SMBD_FEATURE_LISTEN |
                           SMBD_FEATURE_SESSIONS | SMBD_FEATURE_EVENTS |
-                          SMBD_FEATURE_SEND_PDU |
-                          SMBD_FEATURE_SEND_INVALIDATE |
+                          SMBD_FEATURE_SEND_PDU | SMBD_FEATURE_SEND_INVALIDATE |
                           SMBD_FEATURE_POOL | SMBD_FEATURE_RDMA_RW |
                           SMBD_FEATURE_DISCONNECT;
     EXPECT_EQ(device_info().out_features, want);
@@ -61,7 +60,7 @@ TEST(GetInfo, LongerStructIsFilledOnlyAsFarAsTheKernelKnows)
 }
 
 class EveryCommand : public ::testing::TestWithParam<Command> {
-protected:
+  protected:
     int call(Request &req) { return dev_.raw(GetParam().cmd, req.data()); }
     Device dev_ = open_device();
 };

@@ -16,7 +16,7 @@ namespace guest {
 namespace {
 
 class GetEvents : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override
     {
         ASSERT_TRUE(dev_.ok()) << strerror(dev_.error());
@@ -32,8 +32,8 @@ protected:
     smbd_info info_ = device_info();
     Device dev_ = open_device();
     // room for the largest batch with the largest event size tried
-    std::vector<uint64_t> events_ = std::vector<uint64_t>(
-        (size_t{info_.out_max_batch} + 1) * 256 / 8);
+    std::vector<uint64_t> events_ =
+        std::vector<uint64_t>((size_t{info_.out_max_batch} + 1) * 256 / 8);
     std::vector<uint8_t> data_ = std::vector<uint8_t>(1 << 16);
     smbd_get_events req_{};
 };

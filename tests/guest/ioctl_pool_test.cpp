@@ -49,8 +49,7 @@ void write_pattern(uint8_t *base, const smbd_mem_params &mem, uint8_t seed)
 }
 
 ::testing::AssertionResult has_pattern(const uint8_t *base,
-                                       const smbd_mem_params &mem,
-                                       uint8_t seed)
+                                       const smbd_mem_params &mem, uint8_t seed)
 {
     const auto offsets = probe_offsets(mem.out_buffer_size);
     for (size_t i = 0; i < mem.out_buffer_count; i++)
@@ -58,8 +57,8 @@ void write_pattern(uint8_t *base, const smbd_mem_params &mem, uint8_t seed)
             const size_t at = i * mem.out_buffer_size + offsets[k];
             if (base[at] != pattern(seed, i, k))
                 return ::testing::AssertionFailure()
-                       << "buffer " << i << " offset " << offsets[k]
-                       << ": " << int{base[at]} << " instead of "
+                       << "buffer " << i << " offset " << offsets[k] << ": "
+                       << int{base[at]} << " instead of "
                        << int{pattern(seed, i, k)};
         }
     return ::testing::AssertionSuccess();
@@ -85,7 +84,7 @@ void write_pattern(uint8_t *base, const smbd_mem_params &mem, uint8_t seed)
 
 // A fresh file with its pool's geometry.
 class Pool : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override
     {
         ASSERT_TRUE(dev_.ok()) << strerror(dev_.error());
@@ -163,8 +162,7 @@ TEST_F(Pool, EachFileHasItsOwnZeroedPool)
     smbd_mem_params other_mem{};
     ASSERT_EQ(other.get_mem_params(other_mem), 0);
     Mapping theirs(other.fd(), other_mem.out_mmap_size,
-                   static_cast<int64_t>(other_mem.out_mmap_offset),
-                   MAP_SHARED);
+                   static_cast<int64_t>(other_mem.out_mmap_offset), MAP_SHARED);
     ASSERT_TRUE(theirs.ok()) << strerror(theirs.error());
     EXPECT_TRUE(all_zero(theirs.data(), theirs.size()));
     write_pattern(theirs.data(), other_mem, 5);
@@ -211,8 +209,8 @@ TEST_F(Pool, LengthOtherThanTheMmapSizeIsInvalid)
     for (size_t length : {size_t{mem_.out_mmap_size} - page,
                           size_t{mem_.out_mmap_size} + page, page}) {
         SCOPED_TRACE(length);
-        Mapping m(dev_.fd(), length,
-                  static_cast<int64_t>(mem_.out_mmap_offset), MAP_SHARED);
+        Mapping m(dev_.fd(), length, static_cast<int64_t>(mem_.out_mmap_offset),
+                  MAP_SHARED);
         EXPECT_FALSE(m.ok());
         EXPECT_EQ(m.error(), EINVAL);
     }
@@ -327,7 +325,7 @@ constexpr uint64_t kLeakBound = 128ull << 20;
 
 void expect_no_leak(const std::function<void()> &cycle)
 {
-    cycle();	// one-time costs (page tables, caches) before measuring
+    cycle(); // one-time costs (page tables, caches) before measuring
     ASSERT_FALSE(::testing::Test::HasFatalFailure());
     const auto before = mem_available();
     ASSERT_TRUE(before);
@@ -345,9 +343,8 @@ void expect_no_leak(const std::function<void()> &cycle)
             break;
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    EXPECT_LE(drop, kLeakBound)
-        << "MemAvailable dropped by " << (drop >> 20) << " MiB over "
-        << kCycles << " cycles";
+    EXPECT_LE(drop, kLeakBound) << "MemAvailable dropped by " << (drop >> 20)
+                                << " MiB over " << kCycles << " cycles";
 }
 
 // Writes one byte in every buffer, so that each is really backed.

@@ -19,7 +19,7 @@ namespace {
 constexpr uint64_t kUnknownConn = 1ull << 20;
 
 class RdmaRw : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override
     {
         ASSERT_TRUE(dev_.ok()) << strerror(dev_.error());
@@ -41,8 +41,9 @@ protected:
     {
         smbd_buffer_desc d{offset, token, length};
         descs_.resize(descs_.size() + SMBD_BUFFER_DESC_SIZE);
-        smbd_buffer_desc_put(descs_.data(),
-                             uint32_t(descs_.size() / SMBD_BUFFER_DESC_SIZE - 1), &d);
+        smbd_buffer_desc_put(
+            descs_.data(), uint32_t(descs_.size() / SMBD_BUFFER_DESC_SIZE - 1),
+            &d);
     }
     int call()
     {
@@ -152,7 +153,8 @@ TEST_F(RdmaRw, SliceCountOutsideOneToMaxIsInvalid)
     slices_.clear();
     EXPECT_EQ(call(), EINVAL);
     for (uint32_t i = 0; i <= info_.out_max_slices; i++)
-        slices_.push_back({i % info_.out_pool_buffers, (i / info_.out_pool_buffers) * 16, 16, 0});
+        slices_.push_back({i % info_.out_pool_buffers,
+                           (i / info_.out_pool_buffers) * 16, 16, 0});
     EXPECT_EQ(call(), EINVAL);
     slices_.pop_back();
     EXPECT_EQ(call(), ENOENT);
@@ -173,15 +175,16 @@ TEST_F(RdmaRw, SliceOutsideThePoolIsInvalid)
 {
     const uint32_t size = info_.out_buffer_size;
     const smbd_slice bad[] = {
-        {info_.out_pool_buffers, 0, 1, 0},      // no such buffer
-        {0, size, 1, 0},                        // starts at the end
-        {0, size - 1, 2, 0},                    // runs past the end
-        {0, 1, size, 0},                        // longer than a buffer
-        {0, 0, 0, 0},                           // empty
-        {0, 0xffffffffu, 2, 0},                 // offset + length wraps
+        {info_.out_pool_buffers, 0, 1, 0}, // no such buffer
+        {0, size, 1, 0},                   // starts at the end
+        {0, size - 1, 2, 0},               // runs past the end
+        {0, 1, size, 0},                   // longer than a buffer
+        {0, 0, 0, 0},                      // empty
+        {0, 0xffffffffu, 2, 0},            // offset + length wraps
     };
     for (const auto &s : bad) {
-        SCOPED_TRACE(testing::Message() << s.buffer << "/" << s.offset << "/" << s.length);
+        SCOPED_TRACE(testing::Message()
+                     << s.buffer << "/" << s.offset << "/" << s.length);
         slices_[0] = s;
         EXPECT_EQ(call(), EINVAL);
     }
@@ -208,10 +211,10 @@ TEST_F(RdmaRw, OverlappingSlicesAreInvalidAdjacentOnesAreNot)
 TEST_F(RdmaRw, MalformedDescriptorsAreInvalid)
 {
     descs_.clear();
-    add_desc(0x1000, 1, 0);                     // empty
+    add_desc(0x1000, 1, 0); // empty
     EXPECT_EQ(call(), EINVAL);
     descs_.clear();
-    add_desc(~0ull - 10, 1, 64);                // wraps the address space
+    add_desc(~0ull - 10, 1, 64); // wraps the address space
     EXPECT_EQ(call(), EINVAL);
 }
 

@@ -16,7 +16,7 @@ namespace {
 constexpr uint64_t kUnknownConn = 1ull << 40;
 
 class SendPdu : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override
     {
         ASSERT_TRUE(dev_.ok()) << strerror(dev_.error());
@@ -164,7 +164,8 @@ TEST_F(SendPdu, IovecAboveMaxPduSizeIsTooBig)
 
 TEST_F(SendPdu, IovecsAddingUpAboveMaxPduSizeAreTooBig)
 {
-    std::vector<smbd_iovec> iovs(2, {iov_.base, info_.out_max_pdu_size / 2 + 1});
+    std::vector<smbd_iovec> iovs(2,
+                                 {iov_.base, info_.out_max_pdu_size / 2 + 1});
     entry().iov_ptr = reinterpret_cast<uintptr_t>(iovs.data());
     entry().iov_count = 2;
     EXPECT_EQ(call(), EMSGSIZE);

@@ -69,30 +69,45 @@ std::vector<Rule> range_rules()
     field("max_read_write_size", &P::max_read_write_size,
           {{0, EINVAL}, {1, 0}});
     pdu_bound("max_read_write_size", &P::max_read_write_size);
-    for (auto [name, f] : {std::pair{"keepalive_interval_ms", &P::keepalive_interval_ms},
-                           std::pair{"keepalive_timeout_ms", &P::keepalive_timeout_ms},
-                           std::pair{"negotiate_timeout_ms", &P::negotiate_timeout_ms},
-                           std::pair{"accept_timeout_ms", &P::accept_timeout_ms}})
-        field(name, f, {{0, EINVAL}, {1, 0}, {SMBD_MAX_TIMEOUT_MS, 0},
-                        {SMBD_MAX_TIMEOUT_MS + 1, EINVAL}});
+    for (auto [name, f] :
+         {std::pair{"keepalive_interval_ms", &P::keepalive_interval_ms},
+          std::pair{"keepalive_timeout_ms", &P::keepalive_timeout_ms},
+          std::pair{"negotiate_timeout_ms", &P::negotiate_timeout_ms},
+          std::pair{"accept_timeout_ms", &P::accept_timeout_ms}})
+        field(name, f,
+              {{0, EINVAL},
+               {1, 0},
+               {SMBD_MAX_TIMEOUT_MS, 0},
+               {SMBD_MAX_TIMEOUT_MS + 1, EINVAL}});
     // 0: the negotiate timeout stands in (callers that predate the field)
     field("setup_timeout_ms", &P::setup_timeout_ms,
-          {{0, 0}, {1, 0}, {SMBD_MAX_TIMEOUT_MS, 0},
+          {{0, 0},
+           {1, 0},
+           {SMBD_MAX_TIMEOUT_MS, 0},
            {SMBD_MAX_TIMEOUT_MS + 1, EINVAL}});
     // 0: the keepalive timeout stands in (callers that predate the field)
     field("credit_timeout_ms", &P::credit_timeout_ms,
-          {{0, 0}, {1, 0}, {SMBD_MAX_TIMEOUT_MS, 0},
+          {{0, 0},
+           {1, 0},
+           {SMBD_MAX_TIMEOUT_MS, 0},
            {SMBD_MAX_TIMEOUT_MS + 1, EINVAL}});
     // SIGNING_ENABLED always, SIGNING_REQUIRED optionally, nothing else
     field("security_mode", &P::security_mode,
-          {{0, EINVAL}, {1, 0}, {2, EINVAL}, {3, 0}, {4, EINVAL}, {5, EINVAL},
+          {{0, EINVAL},
+           {1, 0},
+           {2, EINVAL},
+           {3, 0},
+           {4, EINVAL},
+           {5, EINVAL},
            {0x80000001, EINVAL}});
-    for (auto [name, f] : {std::pair{"max_transact_size", &P::max_transact_size},
-                           std::pair{"max_read_size", &P::max_read_size},
-                           std::pair{"max_write_size", &P::max_write_size}})
+    for (auto [name, f] :
+         {std::pair{"max_transact_size", &P::max_transact_size},
+          std::pair{"max_read_size", &P::max_read_size},
+          std::pair{"max_write_size", &P::max_write_size}})
         field(name, f, {{0, EINVAL}, {65535, EINVAL}, {65536, 0}});
     field("policy_flags", &P::policy_flags,
-          {{SMBD_POLICY_POSIX_EXTENSIONS, 0}, {1u << 1, EINVAL},
+          {{SMBD_POLICY_POSIX_EXTENSIONS, 0},
+           {1u << 1, EINVAL},
            {1u << 31, EINVAL}});
 
     auto dialects = [&](uint32_t min, uint32_t max, int want) {
@@ -121,20 +136,19 @@ std::vector<Rule> range_rules()
     auto arrays = [&](std::string name, std::vector<uint16_t> ciphers,
                       uint32_t cipher_count, std::vector<uint16_t> signing,
                       uint32_t signing_count, int want) {
-        rules.push_back({name,
-                         [=](smbd_set_params &p, const smbd_info &) {
-                             std::fill(std::begin(p.ciphers),
-                                       std::end(p.ciphers), 0);
-                             std::fill(std::begin(p.signing_algorithms),
-                                       std::end(p.signing_algorithms), 0);
-                             std::copy(ciphers.begin(), ciphers.end(),
-                                       p.ciphers);
-                             std::copy(signing.begin(), signing.end(),
-                                       p.signing_algorithms);
-                             p.cipher_count = cipher_count;
-                             p.signing_algorithm_count = signing_count;
-                         },
-                         want});
+        rules.push_back(
+            {name,
+             [=](smbd_set_params &p, const smbd_info &) {
+                 std::fill(std::begin(p.ciphers), std::end(p.ciphers), 0);
+                 std::fill(std::begin(p.signing_algorithms),
+                           std::end(p.signing_algorithms), 0);
+                 std::copy(ciphers.begin(), ciphers.end(), p.ciphers);
+                 std::copy(signing.begin(), signing.end(),
+                           p.signing_algorithms);
+                 p.cipher_count = cipher_count;
+                 p.signing_algorithm_count = signing_count;
+             },
+             want});
     };
     const std::vector<uint16_t> sig = {2, 1, 0};
     arrays("no_ciphers", {}, 0, sig, 3, 0);
@@ -144,8 +158,8 @@ std::vector<Rule> range_rules()
     arrays("cipher_id_5", {2, 5}, 2, sig, 3, EINVAL);
     arrays("duplicate_cipher", {2, 1, 2}, 3, sig, 3, EINVAL);
     arrays("cipher_after_count", {2, 1, 4}, 2, sig, 3, EINVAL);
-    arrays("cipher_in_last_unused_entry",
-           {2, 0, 0, 0, 0, 0, 0, 1}, 1, sig, 3, EINVAL);
+    arrays("cipher_in_last_unused_entry", {2, 0, 0, 0, 0, 0, 0, 1}, 1, sig, 3,
+           EINVAL);
     arrays("every_signing_algorithm_once", {2}, 1, {0, 1, 2}, 3, 0);
     arrays("signing_count_above_8", {2}, 1, sig, 9, EINVAL);
     arrays("signing_id_3", {2}, 1, {2, 3}, 2, EINVAL);

@@ -10,10 +10,7 @@
 
 namespace guest {
 
-size_t page_size()
-{
-    return static_cast<size_t>(sysconf(_SC_PAGESIZE));
-}
+size_t page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
 
 Mapping::Mapping(int fd, size_t length, int64_t offset, int flags, int prot)
     : length_(length)

@@ -16,13 +16,13 @@ size_t page_size();
 // A mapping that is unmapped when it goes out of scope; ok() is false and
 // error() holds the errno when mmap() failed.
 class Mapping {
-public:
+  public:
     Mapping(int fd, size_t length, int64_t offset, int flags,
             int prot = PROT_READ | PROT_WRITE);
     ~Mapping() { unmap(); }
     Mapping(Mapping &&other) noexcept
-        : addr_(std::exchange(other.addr_, nullptr)),
-          length_(other.length_), error_(other.error_)
+        : addr_(std::exchange(other.addr_, nullptr)), length_(other.length_),
+          error_(other.error_)
     {
     }
     Mapping(const Mapping &) = delete;
@@ -36,7 +36,7 @@ public:
     // returns the errno of munmap(), 0 if it worked or nothing was mapped
     int unmap();
 
-private:
+  private:
     void *addr_ = nullptr;
     size_t length_ = 0;
     int error_ = 0;

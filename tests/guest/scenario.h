@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -39,7 +40,7 @@ std::string server_addr();
 
 // Every counter under /sys/class/misc/smbd/counters at one moment.
 class Counters {
-public:
+  public:
     static Counters now();
     uint64_t operator[](const std::string &name) const;
     // this minus @earlier, per counter
@@ -47,7 +48,7 @@ public:
     // "name=value (+delta)" for every counter that moved since @earlier
     std::string changes(const Counters &earlier) const;
 
-private:
+  private:
     std::map<std::string, uint64_t> v_;
 };
 
@@ -100,9 +101,13 @@ std::string verdict(PeerResult &p, std::chrono::milliseconds timeout = 60s);
 // offered, each answering SESSION_SETUP and echoing every PDU as the
 // responder does. Every event is kept for the assertions.
 class Smbd {
-public:
+  public:
     explicit Smbd(const Params &params = fast_params(), bool listen = false,
                   std::vector<uint64_t> sessions = {});
+    // Every connection whose id vanished under a send got its DISCONNECTED.
+    ~Smbd();
+    Smbd(const Smbd &) = delete;
+    Smbd &operator=(const Smbd &) = delete;
 
     Device &master() { return master_; }
     Device &acceptor() { return acceptor_; }
@@ -121,13 +126,16 @@ public:
     // Serves until the peer is done and all owned connections are gone.
     bool serve_peer(PeerResult &p, std::chrono::milliseconds timeout = 60s);
 
-private:
+  private:
     void handle(int which, Event ev);
+    void check_send(const Event &ev, int err);
 
     Device master_;
     Device acceptor_;
     std::vector<Event> events_[2];
     std::map<uint64_t, uint32_t> gone_;
+    // ENOENT to a send: torn down, its DISCONNECTED already queued
+    std::set<uint64_t> vanished_;
     size_t owned_ = 0;
     uint64_t next_session_ = 0x5e55000000000001ull;
 };
@@ -143,13 +151,13 @@ int echo(Device &dev, const Event &pdu);
 // claims the token it is given, answers SESSION_SETUP and echoes PDUs
 // until the connection is DISCONNECTED.
 class ChildOwner {
-public:
+  public:
     struct Report {
         int accept_err = -1;
         uint64_t conn_id = 0;
-        uint32_t channel_flags = 0;	// of its NEW_CHANNEL
-        uint32_t pdus = 0;		// echoed
-        uint32_t reason = 0;		// of its DISCONNECTED
+        uint32_t channel_flags = 0; // of its NEW_CHANNEL
+        uint32_t pdus = 0;          // echoed
+        uint32_t reason = 0;        // of its DISCONNECTED
     };
 
     explicit ChildOwner(uint64_t session_id);
@@ -165,7 +173,7 @@ public:
     // true when the child exited by SIGKILL
     bool killed();
 
-private:
+  private:
     int to_child_ = -1;
     int from_child_ = -1;
     pid_t pid_ = -1;
@@ -176,7 +184,7 @@ private:
 // connection must be gone (conn_active back) and a failure prints the
 // counters that moved and the tail of the kernel log.
 class Scenario : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override;
     void TearDown() override;
     int64_t delta(const std::string &name) const;

@@ -27,7 +27,8 @@ uint64_t spend_server_credits(Client &c, std::chrono::milliseconds wait,
     for (uint64_t n = 0; n < 4096; n++) {
         smbd::client::EchoSpec spec{2 + n, c.session_id(), kSize};
         if (auto st = c.send_pdu(smbd::client::build_echo_pdu(spec)); !st) {
-            problem = "sending PDU " + std::to_string(n) + ": " + st.error().message;
+            problem =
+                "sending PDU " + std::to_string(n) + ": " + st.error().message;
             return n;
         }
         auto got = c.recv_pdu(wait);

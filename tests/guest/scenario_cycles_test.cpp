@@ -19,10 +19,11 @@ TEST_F(Cycles, TwoHundredConnectDisconnectCyclesLeakNothing)
             auto c = negotiated_client();
             if (!c)
                 return "cycle " + std::to_string(i) + ": " + c.error().message;
-            auto ss = (*c)->session_setup(session_setup_options(bind, kSession));
+            auto ss =
+                (*c)->session_setup(session_setup_options(bind, kSession));
             if (!ss)
-                return "cycle " + std::to_string(i) + ": SESSION_SETUP: " +
-                       ss.error().message;
+                return "cycle " + std::to_string(i) +
+                       ": SESSION_SETUP: " + ss.error().message;
             (*c)->close();
         }
         return "";

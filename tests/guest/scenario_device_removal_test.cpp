@@ -63,7 +63,7 @@ int exit_code(pid_t pid)
 // start and serve(): a child forked while the thread runs could inherit a
 // lock (malloc's, the sanitizers') that thread held.
 class Serving {
-public:
+  public:
     Serving()
     {
         smbd::responder::Options o;
@@ -107,7 +107,7 @@ public:
     }
     const smbd::responder::Summary &summary() const { return r_->summary(); }
 
-private:
+  private:
     std::unique_ptr<smbd::responder::Responder> r_;
     std::thread thread_;
     std::atomic<bool> done_{false};
@@ -140,7 +140,8 @@ TEST_F(DeviceRemoval, OpenConnectionEndsWithDeviceRemovedAndANewOneWorksAfter)
         ASSERT_TRUE(ready(pipe_fds[0])) << "the peer never got its echo";
 
         ASSERT_EQ(std::system("timeout 60 rdma link delete rxe0"), 0);
-        EXPECT_EQ(exit_code(child), 0) << "the peer did not see its connection end";
+        EXPECT_EQ(exit_code(child), 0)
+            << "the peer did not see its connection end";
         EXPECT_TRUE(settled());
         EXPECT_TRUE(smbd.finished()) << "the responder did not see it end";
         const auto &s = smbd.summary();
@@ -151,7 +152,8 @@ TEST_F(DeviceRemoval, OpenConnectionEndsWithDeviceRemovedAndANewOneWorksAfter)
         EXPECT_EQ(s.disconnected, 1u);
         auto reasons = s.reasons;
         EXPECT_EQ(reasons["device_removed"] + reasons["peer"], 1u);
-        EXPECT_EQ(delta("disconnect_device_removed") + delta("disconnect_peer"), 1);
+        EXPECT_EQ(delta("disconnect_device_removed") + delta("disconnect_peer"),
+                  1);
         EXPECT_EQ(delta("disconnect_device_removed"),
                   int64_t(reasons["device_removed"]));
     }
@@ -162,7 +164,8 @@ TEST_F(DeviceRemoval, OpenConnectionEndsWithDeviceRemovedAndANewOneWorksAfter)
     pid_t again = bound_peer(pipe_fds[1], false);
     ASSERT_GT(again, 0);
     smbd.serve();
-    EXPECT_EQ(exit_code(again), 0) << "no working connection after re-adding rxe0";
+    EXPECT_EQ(exit_code(again), 0)
+        << "no working connection after re-adding rxe0";
     EXPECT_TRUE(settled());
     EXPECT_TRUE(smbd.finished()) << "the responder did not see it end";
     const auto &s = smbd.summary();

@@ -18,7 +18,7 @@ constexpr uint64_t kBadPointer = 0xffff800000000000ull;
 // A bound channel whose SESSION_SETUP the test answered; the peer's
 // @then runs on the bound client.
 class BoundEvents : public Scenario {
-protected:
+  protected:
     void SetUp() override
     {
         Scenario::SetUp();
@@ -80,7 +80,8 @@ TEST_F(EventOrder, NewChannelFirstThenPdusInOrderThenDisconnectedLast)
         auto c = negotiated_client();
         if (!c)
             return "connect and negotiate: " + c.error().message;
-        if (auto st = (*c)->send_pdu(session_setup_request(true, kSession)); !st)
+        if (auto st = (*c)->send_pdu(session_setup_request(true, kSession));
+            !st)
             return "SESSION_SETUP: " + st.error().message;
         for (size_t i = 0; i < sizes.size(); i++)
             if (auto st = (*c)->send_pdu(test_pdu(kSession, i, sizes[i])); !st)
@@ -176,7 +177,8 @@ TEST_F(BoundEvents, SendPduChecksThePeersLimitTheBytesAndReportsPartialBatches)
         c.close();
         return "";
     }));
-    const uint32_t peer_max = PeerOptions::default_connect().max_fragmented_size;
+    const uint32_t peer_max =
+        PeerOptions::default_connect().max_fragmented_size;
     std::vector<uint8_t> big(peer_max + 1);
     EXPECT_EQ(master_.send_pdu(conn_, big), EMSGSIZE);
 
@@ -207,9 +209,8 @@ TEST_F(BoundEvents, SendPduChecksThePeersLimitTheBytesAndReportsPartialBatches)
 
 TEST_F(BoundEvents, TooSmallDataAreaIsEmsgsizeWithTheSizeNeeded)
 {
-    ASSERT_NO_FATAL_FAILURE(start([](Client &c) -> std::string {
-        return echo_once(c, 0, 4096);
-    }));
+    ASSERT_NO_FATAL_FAILURE(
+        start([](Client &c) -> std::string { return echo_once(c, 0, 4096); }));
     ASSERT_TRUE(master_.poll_in(10000) & POLLIN) << verdict(client_);
     std::vector<Event> evs;
     uint32_t needed = 0;
@@ -227,9 +228,8 @@ TEST_F(BoundEvents, TooSmallDataAreaIsEmsgsizeWithTheSizeNeeded)
 
 TEST_F(BoundEvents, BadEventsPointerIsEfaultAndTheEventStaysQueued)
 {
-    ASSERT_NO_FATAL_FAILURE(start([](Client &c) -> std::string {
-        return echo_once(c, 0, 300);
-    }));
+    ASSERT_NO_FATAL_FAILURE(
+        start([](Client &c) -> std::string { return echo_once(c, 0, 300); }));
     ASSERT_TRUE(master_.poll_in(10000) & POLLIN) << verdict(client_);
     std::vector<uint8_t> data(1 << 16);
     smbd_get_events g{};
@@ -282,7 +282,7 @@ std::vector<Event> read_events(Device &dev, size_t n)
 }
 
 class Overflow : public BoundEvents {
-protected:
+  protected:
     // The peer reads @n PDUs, says so, and after the test's go ahead runs
     // @then.
     void start_reader(uint32_t n, std::function<std::string(Client &)> then)
@@ -357,7 +357,8 @@ TEST_F(Overflow, LostSendDonesAreCountedAndTheConnectionLives)
     EXPECT_EQ(verdict(client_), "");
     auto gone = next_event(master_);
     ASSERT_TRUE(gone);
-    EXPECT_EQ(gone->raw.u.disconnected.reason, SMBD_REASON_PEER) << describe(*gone);
+    EXPECT_EQ(gone->raw.u.disconnected.reason, SMBD_REASON_PEER)
+        << describe(*gone);
     EXPECT_EQ(delta("disconnect_no_memory"), 0);
 }
 
@@ -373,7 +374,7 @@ TEST_F(Overflow, LostPduDisconnectsTheConnectionWithNoMemory)
     }));
     ASSERT_NO_FATAL_FAILURE(send_notified(master_, conn_, queue, small_));
     ASSERT_NO_FATAL_FAILURE(wait_all_sent(queue));
-    go_ = true;	// the queue is full: the PDU has nowhere to go
+    go_ = true; // the queue is full: the PDU has nowhere to go
     EXPECT_EQ(verdict(client_), "");
     ASSERT_TRUE(settled());
     EXPECT_EQ(delta("disconnect_no_memory"), 1);
@@ -383,9 +384,11 @@ TEST_F(Overflow, LostPduDisconnectsTheConnectionWithNoMemory)
     ASSERT_EQ(evs.size(), queue + 2)
         << "expected OVERFLOW, every SEND_DONE and the DISCONNECTED";
     EXPECT_EQ(evs[0].type(), SMBD_EVENT_OVERFLOW) << describe(evs[0]);
-    EXPECT_EQ(evs[0].raw.u.overflow.lost, 1u) << "only the PDU_RECEIVED is lost";
+    EXPECT_EQ(evs[0].raw.u.overflow.lost, 1u)
+        << "only the PDU_RECEIVED is lost";
     for (uint32_t i = 0; i < queue; i++)
-        ASSERT_EQ(evs[i + 1].type(), SMBD_EVENT_SEND_DONE) << describe(evs[i + 1]);
+        ASSERT_EQ(evs[i + 1].type(), SMBD_EVENT_SEND_DONE)
+            << describe(evs[i + 1]);
     ASSERT_EQ(evs[queue + 1].type(), SMBD_EVENT_DISCONNECTED)
         << describe(evs[queue + 1]);
     EXPECT_EQ(evs[queue + 1].raw.u.disconnected.reason, SMBD_REASON_NO_MEMORY);

@@ -16,10 +16,11 @@ using BoundChannel = Scenario;
 
 // From one byte past the header to the 1 MiB MaxFragmentedSize (about 800
 // fragments of 1340 bytes), with the fragment boundary on both sides.
-const std::vector<uint32_t> kSizes = {kHeader + 1, 1340, 1341, 4096, 65536,
-                                      1u << 20};
+const std::vector<uint32_t> kSizes = {kHeader + 1, 1340,  1341,
+                                      4096,        65536, 1u << 20};
 
-TEST_F(BoundChannel, DeliversTheNegotiateBytesAndEchoesPdusUpToMaxFragmentedSize)
+TEST_F(BoundChannel,
+       DeliversTheNegotiateBytesAndEchoesPdusUpToMaxFragmentedSize)
 {
     Device master(O_NONBLOCK);
     ASSERT_EQ(master.set_params(fast_params()), 0);
@@ -55,8 +56,8 @@ TEST_F(BoundChannel, DeliversTheNegotiateBytesAndEchoesPdusUpToMaxFragmentedSize
 
     for (size_t i = 0; i < kSizes.size(); i++) {
         auto pdu = next_event(master);
-        ASSERT_TRUE(pdu) << "no PDU of " << kSizes[i] << " bytes; the peer: "
-                         << verdict(client);
+        ASSERT_TRUE(pdu) << "no PDU of " << kSizes[i]
+                         << " bytes; the peer: " << verdict(client);
         ASSERT_EQ(pdu->type(), SMBD_EVENT_PDU_RECEIVED) << describe(*pdu);
         EXPECT_EQ(pdu->conn_id(), channel->conn_id());
         EXPECT_TRUE(pdu->data == test_pdu(kSession, i, kSizes[i]))
@@ -73,16 +74,18 @@ TEST_F(BoundChannel, DeliversTheNegotiateBytesAndEchoesPdusUpToMaxFragmentedSize
 
     // what smbd needs for its connection state and preauth hash: the very
     // bytes on the wire, both ways
-    EXPECT_TRUE(std::ranges::equal(channel->negotiate_request(), sent_negotiate))
+    EXPECT_TRUE(
+        std::ranges::equal(channel->negotiate_request(), sent_negotiate))
         << "NEGOTIATE request: " << channel->negotiate_request().size()
         << " bytes delivered, the client sent " << sent_negotiate.size();
-    EXPECT_TRUE(std::ranges::equal(channel->negotiate_response(), got_negotiate))
+    EXPECT_TRUE(
+        std::ranges::equal(channel->negotiate_response(), got_negotiate))
         << "NEGOTIATE response: " << channel->negotiate_response().size()
         << " bytes delivered, the client received " << got_negotiate.size();
 
-    uint64_t bytes = std::accumulate(kSizes.begin(), kSizes.end(), uint64_t{0}) +
-                     sent_negotiate.size() +
-                     session_setup_request(true, kSession).size();
+    uint64_t bytes =
+        std::accumulate(kSizes.begin(), kSizes.end(), uint64_t{0}) +
+        sent_negotiate.size() + session_setup_request(true, kSession).size();
     EXPECT_EQ(delta("negotiated"), 1);
     EXPECT_EQ(delta("pdus_received"), int64_t(kSizes.size() + 2));
     EXPECT_EQ(delta("bytes_received"), int64_t(bytes));
@@ -146,7 +149,8 @@ TEST_F(BoundChannel, TwoChannelsOfOneSessionCarryTheirOwnTraffic)
 
 using UnknownSession = Scenario;
 
-TEST_F(UnknownSession, ClientGetsUserSessionDeletedThenDisconnectAndNoFileHearsOfIt)
+TEST_F(UnknownSession,
+       ClientGetsUserSessionDeletedThenDisconnectAndNoFileHearsOfIt)
 {
     // a listener and a registered session exist; neither may see this one
     Smbd smbd(fast_params(), true, {kSession});

@@ -20,8 +20,8 @@ void expect_guest_endpoint(const smbd_sockaddr &a, const char *what)
     in_addr want{};
     ASSERT_EQ(inet_pton(AF_INET, server_addr().c_str(), &want), 1);
     EXPECT_EQ(a.family, AF_INET) << what;
-    EXPECT_EQ(std::memcmp(a.addr, &want, 4), 0) << what << ": not "
-                                                << server_addr();
+    EXPECT_EQ(std::memcmp(a.addr, &want, 4), 0)
+        << what << ": not " << server_addr();
 }
 
 // The peer of flow 2: a new session, then PDUs of @sizes echoed.
@@ -54,7 +54,8 @@ TEST_F(NewSession, ListenerIsOfferedTheConnectionAndAnotherFileClaimsIt)
     ASSERT_EQ(master.listen(), 0);
 
     std::vector<uint8_t> sent_negotiate;
-    auto client = peer([&] { return new_session_client(sizes, &sent_negotiate); });
+    auto client =
+        peer([&] { return new_session_client(sizes, &sent_negotiate); });
 
     auto offer = next_event(master);
     ASSERT_TRUE(offer) << "no NEW_CONNECTION; the peer: " << verdict(client);
@@ -95,7 +96,8 @@ TEST_F(NewSession, ListenerIsOfferedTheConnectionAndAnotherFileClaimsIt)
     EXPECT_EQ(gone->type(), SMBD_EVENT_DISCONNECTED) << describe(*gone);
     EXPECT_EQ(gone->raw.u.disconnected.reason, SMBD_REASON_PEER);
     EXPECT_EQ(verdict(client), "");
-    EXPECT_TRUE(std::ranges::equal(channel->negotiate_request(), sent_negotiate));
+    EXPECT_TRUE(
+        std::ranges::equal(channel->negotiate_request(), sent_negotiate));
     // the offer is the master's only event: the connection is the child's
     EXPECT_TRUE(stays_quiet(master));
     EXPECT_EQ(delta("disconnect_peer"), 1);
@@ -103,7 +105,7 @@ TEST_F(NewSession, ListenerIsOfferedTheConnectionAndAnotherFileClaimsIt)
 
 TEST_F(NewSession, ForkedChildClaimsAndServesTheConnection)
 {
-    ChildOwner child(kNewSession);	// forked before this test's RDMA
+    ChildOwner child(kNewSession); // forked before this test's RDMA
     Device master(O_NONBLOCK);
     ASSERT_EQ(master.set_params(fast_params()), 0);
     ASSERT_EQ(master.listen(), 0);

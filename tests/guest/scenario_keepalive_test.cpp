@@ -103,6 +103,13 @@ TEST_F(Keepalive, SlowOwnerDoesNotCostALivePeerItsConnection)
                 return true;
         return false;
     })) << verdict(client);
+    // smbd reads nothing until the driver has throttled the peer or asked
+    // it whether it lives (a slow kernel takes a while to get there), and
+    // then for four keepalive intervals more
+    for (auto until = std::chrono::steady_clock::now() + 120s;
+         delta("credit_stalls") + delta("keepalives_sent") == 0 &&
+         std::chrono::steady_clock::now() < until;)
+        std::this_thread::sleep_for(100ms);
     std::this_thread::sleep_for(4s);
     ASSERT_TRUE(smbd.serve_peer(client)) << describe(smbd.master_events());
     EXPECT_EQ(verdict(client), "");

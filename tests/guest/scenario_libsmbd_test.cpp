@@ -87,7 +87,8 @@ TEST_F(LibsmbdOpen, AMissingFeatureIsRefusedByItsBit)
     std::unique_ptr<smbd_dev, DevCloser> dev;
     EXPECT_EQ(open_dev(args, why, dev), EOPNOTSUPP);
     EXPECT_NE(why.find("missing features 0x8000000000000000"),
-              std::string::npos) << why;
+              std::string::npos)
+        << why;
     // everything this ABI version defines is there
     args.required_features = (SMBD_FEATURE_DISCONNECT << 1) - 1;
     EXPECT_EQ(open_dev(args, why, dev), 0) << why;
@@ -109,19 +110,24 @@ TEST_F(LibsmbdOpen, BadPoliciesAreRefusedWithAReason)
     smbd_dev_policy_init(&p, sizeof(p));
     p.ciphers = nullptr;
     EXPECT_EQ(smbd_dev_set_policy(dev.get(), &p), EINVAL);
-    EXPECT_NE(std::string(smbd_dev_errmsg(dev.get())).find("without its pointer"),
-              std::string::npos) << smbd_dev_errmsg(dev.get());
+    EXPECT_NE(
+        std::string(smbd_dev_errmsg(dev.get())).find("without its pointer"),
+        std::string::npos)
+        << smbd_dev_errmsg(dev.get());
     smbd_dev_policy_init(&p, sizeof(p));
     p.size = 8;
     EXPECT_EQ(smbd_dev_set_policy(dev.get(), &p), EINVAL);
     smbd_dev_policy_init(&p, sizeof(p));
-    p.max_send_size = 64;	// below MS-SMBD's minimum of 128
+    p.max_send_size = 64; // below MS-SMBD's minimum of 128
     EXPECT_EQ(smbd_dev_set_policy(dev.get(), &p), EINVAL);
-    EXPECT_NE(std::string(smbd_dev_errmsg(dev.get())).find("set the SMB Direct policy"),
-              std::string::npos) << smbd_dev_errmsg(dev.get());
+    EXPECT_NE(std::string(smbd_dev_errmsg(dev.get()))
+                  .find("set the SMB Direct policy"),
+              std::string::npos)
+        << smbd_dev_errmsg(dev.get());
     // and a good one is taken
     smbd_dev_policy_init(&p, sizeof(p));
-    EXPECT_EQ(smbd_dev_set_policy(dev.get(), &p), 0) << smbd_dev_errmsg(dev.get());
+    EXPECT_EQ(smbd_dev_set_policy(dev.get(), &p), 0)
+        << smbd_dev_errmsg(dev.get());
 }
 
 // What the library checks before the kernel sees the call: each refusal
@@ -190,13 +196,14 @@ TEST_F(LibsmbdOpen, BuffersAndTransfersAreCheckedBeforeTheKernel)
     o.buf = foreign;
     refused(o, "no live buffer");
     smbd_dev_buf_free(buf);
-    refused(op, "no live buffer");	// freed: looked up, not read
+    refused(op, "no live buffer"); // freed: looked up, not read
 
     // a valid transfer goes to the kernel, which knows no such connection
     ASSERT_EQ(smbd_dev_buf_alloc(dev.get(), 8192, &buf), 0);
     op.buf = buf;
     EXPECT_EQ(smbd_dev_rdma_start(dev.get(), &op, 1, nullptr), ENOENT);
-    EXPECT_NE(msg().find("owns no such connection"), std::string::npos) << msg();
+    EXPECT_NE(msg().find("owns no such connection"), std::string::npos)
+        << msg();
 
     uint64_t total = 0;
     EXPECT_EQ(smbd_dev_descs_check(dev.get(), descs, sizeof(descs), &total), 0);
@@ -208,14 +215,15 @@ TEST_F(LibsmbdOpen, BuffersAndTransfersAreCheckedBeforeTheKernel)
     smbd_buffer_desc_put(descs, 0, &d);
     EXPECT_EQ(smbd_dev_descs_check(dev.get(), descs, sizeof(descs), &total),
               EINVAL);
-    EXPECT_NE(msg().find("check buffer descriptors"), std::string::npos) << msg();
+    EXPECT_NE(msg().find("check buffer descriptors"), std::string::npos)
+        << msg();
 }
 
 // The smbd side on the C API: SET_PARAMS and kSession registered; a bound
 // peer sends one SMB2 READ of kSize bytes over RDMA_V1 and waits until its
 // connection ends, unanswered.
 class LibsmbdDrop : public Scenario {
-protected:
+  protected:
     void SetUp() override
     {
         Scenario::SetUp();
@@ -253,7 +261,7 @@ protected:
             if (auto st = (*io)->start(0, false, 0, kSize); !st)
                 return st.error().message;
             // never answered: the smbd side drops the connection
-            if ((*io)->finish(30s))
+            if ((*io)->finish(600s))
                 return "the READ was answered";
             return "";
         });
@@ -261,8 +269,8 @@ protected:
         ASSERT_TRUE(ch) << "no NEW_CHANNEL; the peer: " << verdict(peer_);
         conn_ = ch->e.conn_id;
         std::string bad;
-        auto resp = smbd::responder::session_setup_response(ch->setup,
-                                                            kSession, &bad);
+        auto resp =
+            smbd::responder::session_setup_response(ch->setup, kSession, &bad);
         ASSERT_FALSE(resp.empty()) << bad;
         iovec iov{resp.data(), resp.size()};
         smbd_dev_pdu pdu{};
@@ -350,7 +358,8 @@ TEST_F(LibsmbdDrop, FreedMemoryStaysLentUntilRdmaDone)
 {
     uint64_t total = 0;
     ASSERT_EQ(smbd_dev_descs_check(dev_.get(), read_.channel_info.data(),
-                                   read_.channel_info.size(), &total), 0);
+                                   read_.channel_info.size(), &total),
+              0);
     EXPECT_EQ(total, kSize);
     smbd_dev_buf *buf = nullptr;
     ASSERT_EQ(smbd_dev_buf_alloc(dev_.get(), kSize, &buf), 0);
@@ -387,13 +396,14 @@ TEST_F(LibsmbdDrop, SendStopsAtAnInvalidPduAfterSendingThoseBefore)
     pdus[0].iov = &iov;
     pdus[0].iovcnt = 1;
     pdus[1] = pdus[0];
-    pdus[1].iovcnt = 100000;	// more iovecs than a PDU takes
+    pdus[1].iovcnt = 100000; // more iovecs than a PDU takes
     size_t sent = 9;
     Counters before = Counters::now();
     EXPECT_EQ(smbd_dev_send(dev_.get(), pdus, 2, &sent), EINVAL);
     EXPECT_EQ(sent, 1u);
     EXPECT_NE(std::string(smbd_dev_errmsg(dev_.get())).find("iovecs, at most"),
-              std::string::npos) << smbd_dev_errmsg(dev_.get());
+              std::string::npos)
+        << smbd_dev_errmsg(dev_.get());
     // counted when its send completes
     for (int i = 0; i < 100 && !Counters::now().delta(before, "pdus_sent"); i++)
         std::this_thread::sleep_for(50ms);
@@ -410,8 +420,8 @@ TEST_F(LibsmbdDrop, TeventRequestFreedMidTransfer)
     tevent_context *ev = tevent_context_init(mem);
     ASSERT_TRUE(ev);
     struct Seen {
-        std::vector<uint32_t> other;	// events for the default callback
-        std::vector<uint32_t> conn;	// for the attached connection
+        std::vector<uint32_t> other; // events for the default callback
+        std::vector<uint32_t> conn;  // for the attached connection
         bool orphan_completed = false;
         bool second_completed = false;
         int second_err = -1;
@@ -420,17 +430,16 @@ TEST_F(LibsmbdDrop, TeventRequestFreedMidTransfer)
     auto record = [](const smbd_dev_event *e, void *v) {
         static_cast<std::vector<uint32_t> *>(v)->push_back(e->type);
     };
-    smbd_tevent *glue = smbd_tevent_setup(mem, ev, dev_.get(), record,
-                                          &seen.other);
+    smbd_tevent *glue =
+        smbd_tevent_setup(mem, ev, dev_.get(), record, &seen.other);
     ASSERT_TRUE(glue);
     ASSERT_EQ(smbd_tevent_conn_attach(glue, conn_, record, &seen.conn), 0);
-    EXPECT_EQ(smbd_tevent_conn_attach(glue, conn_, record, &seen.conn),
-              EEXIST);
+    EXPECT_EQ(smbd_tevent_conn_attach(glue, conn_, record, &seen.conn), EEXIST);
     // each turn of the loop is short
     auto turn = [&] {
-        tevent_add_timer(ev, mem, tevent_timeval_current_ofs(0, 100000),
-                         [](tevent_context *, tevent_timer *, timeval,
-                            void *) {}, nullptr);
+        tevent_add_timer(
+            ev, mem, tevent_timeval_current_ofs(0, 100000),
+            [](tevent_context *, tevent_timer *, timeval, void *) {}, nullptr);
         return tevent_loop_once(ev) == 0;
     };
 
@@ -440,10 +449,13 @@ TEST_F(LibsmbdDrop, TeventRequestFreedMidTransfer)
     smbd_dev_rdma op = write_op(buf);
     tevent_req *req = smbd_tevent_rdma_send(mem, ev, glue, &op);
     ASSERT_TRUE(req);
-    tevent_req_set_callback(req, [](tevent_req *r) {
-        static_cast<Seen *>(tevent_req_callback_data_void(r))
-            ->orphan_completed = true;
-    }, &seen);
+    tevent_req_set_callback(
+        req,
+        [](tevent_req *r) {
+            static_cast<Seen *>(tevent_req_callback_data_void(r))
+                ->orphan_completed = true;
+        },
+        &seen);
     // the turn that starts what was queued
     ASSERT_TRUE(turn());
     talloc_free(req);
@@ -455,10 +467,13 @@ TEST_F(LibsmbdDrop, TeventRequestFreedMidTransfer)
     ASSERT_TRUE(req);
     // received only after the glue is gone: a finished request outlives it
     tevent_req *kept = req;
-    tevent_req_set_callback(req, [](tevent_req *r) {
-        static_cast<Seen *>(tevent_req_callback_data_void(r))
-            ->second_completed = true;
-    }, &seen);
+    tevent_req_set_callback(
+        req,
+        [](tevent_req *r) {
+            static_cast<Seen *>(tevent_req_callback_data_void(r))
+                ->second_completed = true;
+        },
+        &seen);
     EXPECT_FALSE(whole_pool_free()) << "memory lent to a running transfer";
 
     auto until = std::chrono::steady_clock::now() + 20s;
@@ -522,16 +537,19 @@ TEST_F(LibsmbdDrop, TeventTransfersPastTheKernelsBoundWaitAndAllComplete)
         auto *cb = talloc(req, Callback);
         ASSERT_TRUE(cb);
         *cb = {&done, i};
-        tevent_req_set_callback(req, [](tevent_req *r) {
-            Callback c = *static_cast<Callback *>(
-                tevent_req_callback_data_void(r));
-            uint64_t bytes = 0;
-            int err = smbd_tevent_rdma_recv(r, &bytes);
-            talloc_free(r);
-            c.done->order.push_back(c.n);
-            c.done->failed += err != 0;
-            c.done->bytes += bytes;
-        }, cb);
+        tevent_req_set_callback(
+            req,
+            [](tevent_req *r) {
+                Callback c =
+                    *static_cast<Callback *>(tevent_req_callback_data_void(r));
+                uint64_t bytes = 0;
+                int err = smbd_tevent_rdma_recv(r, &bytes);
+                talloc_free(r);
+                c.done->order.push_back(c.n);
+                c.done->failed += err != 0;
+                c.done->bytes += bytes;
+            },
+            cb);
     }
     // one turn starts them; nothing fetched yet, the kernel is full, and
     // the rest wait
@@ -541,9 +559,9 @@ TEST_F(LibsmbdDrop, TeventTransfersPastTheKernelsBoundWaitAndAllComplete)
 
     auto until = std::chrono::steady_clock::now() + 60s;
     while (done.order.size() < n && std::chrono::steady_clock::now() < until) {
-        tevent_add_timer(ev, mem, tevent_timeval_current_ofs(0, 100000),
-                         [](tevent_context *, tevent_timer *, timeval,
-                            void *) {}, nullptr);
+        tevent_add_timer(
+            ev, mem, tevent_timeval_current_ofs(0, 100000),
+            [](tevent_context *, tevent_timer *, timeval, void *) {}, nullptr);
         ASSERT_EQ(tevent_loop_once(ev), 0);
     }
     ASSERT_EQ(done.order.size(), n);

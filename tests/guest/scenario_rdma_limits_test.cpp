@@ -30,7 +30,7 @@ uint8_t pattern(uint64_t op, uint32_t i)
 }
 
 class RdmaLimits : public Scenario {
-protected:
+  protected:
     void SetUp() override
     {
         Scenario::SetUp();
@@ -70,12 +70,15 @@ protected:
             (*io)->poison(0, size);
             if (auto st = (*io)->start(0, false, 0, size); !st)
                 return st.error().message;
-            auto done = (*io)->finish(30s);
+            // the smbd side first runs out_max_events operations, which
+            // take minutes on a debug kernel
+            auto done = (*io)->finish(600s);
             if (!done)
                 return done.error().message;
             if (done->status != 0 || done->bytes != size)
-                return "READ answered with status " + std::to_string(done->status) +
-                       ", " + std::to_string(done->bytes) + " bytes";
+                return "READ answered with status " +
+                       std::to_string(done->status) + ", " +
+                       std::to_string(done->bytes) + " bytes";
             std::vector<uint8_t> got;
             for (auto span : (*io)->data(0, size))
                 got.insert(got.end(), span.begin(), span.end());
@@ -96,7 +99,8 @@ protected:
         ASSERT_TRUE(pdu && pdu->type() == SMBD_EVENT_PDU_RECEIVED)
             << "no READ request; the peer: " << verdict(client_);
         request_ = pdu->data;
-        ASSERT_EQ(parse_read_request(request_, SMB2_DIALECT_311, read_), Rule::ok);
+        ASSERT_EQ(parse_read_request(request_, SMB2_DIALECT_311, read_),
+                  Rule::ok);
         ASSERT_EQ(read_.channel, CHANNEL_RDMA_V1);
     }
 
@@ -146,7 +150,7 @@ protected:
     uint64_t conn_ = 0;
     std::vector<uint8_t> request_;
     ReadRequest read_;
-    std::vector<uint8_t> expected_;	// set before the READ response
+    std::vector<uint8_t> expected_; // set before the READ response
     std::atomic<bool> go_{false};
     PeerResult client_;
 };
@@ -183,7 +187,8 @@ TEST_F(RdmaLimits, UnreadRdmaDoneIsBoundedAndEveryOperationCompletesInOrder)
     ASSERT_EQ(master_.rdma_rw(one, &done), 0);
     expect_done(n, n + 1);
 
-    auto resp = build_read_response(read_.hdr, credit_response(read_.hdr), kSize);
+    auto resp =
+        build_read_response(read_.hdr, credit_response(read_.hdr), kSize);
     ASSERT_EQ(master_.send_pdu(conn_, resp), 0);
     go_ = true;
     EXPECT_EQ(verdict(client_), "");
@@ -223,7 +228,8 @@ TEST_F(RdmaLimits, OversizedAndForeignOperationsDoNotStart)
     expected_.assign(pool_.buffer(0), pool_.buffer(0) + kSize);
     ASSERT_EQ(master_.rdma_rw(ops, &done), 0);
     expect_done(0, 1);
-    ASSERT_EQ(master_.send_pdu(conn_, build_read_response(read_.hdr, 1, kSize)), 0);
+    ASSERT_EQ(master_.send_pdu(conn_, build_read_response(read_.hdr, 1, kSize)),
+              0);
     go_ = true;
     EXPECT_EQ(verdict(client_), "");
     EXPECT_EQ(delta("rdma_writes"), 1);
@@ -280,7 +286,8 @@ TEST_F(RdmaLimits, UnalignedSlicesLandInSliceOrderAcrossDescriptors)
     EXPECT_EQ(ev->raw.status, 0);
     EXPECT_EQ(ev->raw.u.rdma_done.bytes, size);
     EXPECT_EQ(ev->raw.user_data, 99u);
-    ASSERT_EQ(master_.send_pdu(conn_, build_read_response(read_.hdr, 1, size)), 0);
+    ASSERT_EQ(master_.send_pdu(conn_, build_read_response(read_.hdr, 1, size)),
+              0);
     go_ = true;
     EXPECT_EQ(verdict(client_), "");
     EXPECT_EQ(delta("rdma_write_bytes"), size);

@@ -32,7 +32,7 @@ constexpr auto kIoTimeout = 60s;
 // Each test runs twice: the responder on poll() and on a tevent loop
 // through libsmbd-tevent, as smbd runs.
 class Rdma : public Scenario, public ::testing::WithParamInterface<bool> {
-protected:
+  protected:
     void SetUp() override
     {
         Scenario::SetUp();
@@ -101,7 +101,8 @@ protected:
     }
 
     // Write-read rounds of each size; "" or what went wrong.
-    static std::string write_read(RdmaIo &io, std::initializer_list<uint32_t> sizes,
+    static std::string write_read(RdmaIo &io,
+                                  std::initializer_list<uint32_t> sizes,
                                   IoReport &report)
     {
         FileOptions file;
@@ -109,7 +110,8 @@ protected:
         for (uint32_t size : sizes) {
             WriteReadOptions w;
             w.size = size;
-            if (auto st = smbd::client::write_read(io, file, w, kIoTimeout, report);
+            if (auto st =
+                    smbd::client::write_read(io, file, w, kIoTimeout, report);
                 !st)
                 return std::to_string(size) + " bytes: " + st.error().message;
         }
@@ -129,15 +131,17 @@ TEST_P(Rdma, EveryByteReadBackAsWrittenFromOneByteToTheMaxSize)
     auto c = session();
     ASSERT_TRUE(c);
     const uint32_t max = fast_params().max_read_write_size;
-    auto io = RdmaIo::create(*c, io_options(*c, CHANNEL_RDMA_V1_INVALIDATE, max));
+    auto io =
+        RdmaIo::create(*c, io_options(*c, CHANNEL_RDMA_V1_INVALIDATE, max));
     ASSERT_TRUE(io) << io.error().message;
     IoReport r;
-    EXPECT_EQ(write_read(**io, {1, 7, 4096, 65537, kMiB - 1, kMiB + 1,
-                                3 * kMiB + 5, max},
-                         r),
-              "");
-    const uint64_t total = 1 + 7 + 4096 + 65537 + (kMiB - 1) + (kMiB + 1) +
-                           (3 * kMiB + 5) + max;
+    EXPECT_EQ(
+        write_read(**io,
+                   {1, 7, 4096, 65537, kMiB - 1, kMiB + 1, 3 * kMiB + 5, max},
+                   r),
+        "");
+    const uint64_t total =
+        1 + 7 + 4096 + 65537 + (kMiB - 1) + (kMiB + 1) + (3 * kMiB + 5) + max;
     EXPECT_EQ(r.bytes_verified, total);
     EXPECT_EQ(r.invalidations, r.ops);
     c->close();
@@ -232,7 +236,8 @@ TEST_P(Rdma, InvalidateChannelOn300IsInvalidParameter)
 {
     auto c = session({SMB2_DIALECT_300});
     ASSERT_TRUE(c);
-    auto io = RdmaIo::create(*c, io_options(*c, CHANNEL_RDMA_V1_INVALIDATE, 4096));
+    auto io =
+        RdmaIo::create(*c, io_options(*c, CHANNEL_RDMA_V1_INVALIDATE, 4096));
     ASSERT_TRUE(io) << io.error().message;
     EXPECT_FALSE((*io)->invalidation_expected());
     for (bool write : {true, false}) {
@@ -305,7 +310,8 @@ TEST_P(Rdma, BadTokenCostsTheConnectionNotTheResponder)
 
     c = session();
     ASSERT_TRUE(c);
-    auto io = RdmaIo::create(*c, io_options(*c, CHANNEL_RDMA_V1_INVALIDATE, 8 * kMiB));
+    auto io = RdmaIo::create(
+        *c, io_options(*c, CHANNEL_RDMA_V1_INVALIDATE, 8 * kMiB));
     ASSERT_TRUE(io) << io.error().message;
     IoReport report;
     EXPECT_EQ(write_read(**io, {8 * kMiB}, report), "");

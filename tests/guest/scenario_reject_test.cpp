@@ -16,8 +16,8 @@ using NoParams = Scenario;
 
 TEST_F(NoParams, ConnectIsRejectedBeforeSetParamsAndAfterTheMasterClosed)
 {
-    auto before = Client::connect(server_addr(), kPort,
-                                  PeerOptions::default_connect());
+    auto before =
+        Client::connect(server_addr(), kPort, PeerOptions::default_connect());
     EXPECT_FALSE(before) << "connected with no parameters set";
     EXPECT_EQ(delta("conn_requests"), 1);
     EXPECT_EQ(delta("conn_rejected"), 1);
@@ -32,8 +32,8 @@ TEST_F(NoParams, ConnectIsRejectedBeforeSetParamsAndAfterTheMasterClosed)
     }
     ASSERT_TRUE(settled());
 
-    auto after = Client::connect(server_addr(), kPort,
-                                 PeerOptions::default_connect());
+    auto after =
+        Client::connect(server_addr(), kPort, PeerOptions::default_connect());
     EXPECT_FALSE(after) << "connected after the master's file was closed";
     EXPECT_EQ(delta("conn_requests"), 3);
     EXPECT_EQ(delta("conn_rejected"), 2);
@@ -58,15 +58,17 @@ TEST_F(SetupLimit, ConnectionsBeyondSixtyFourWithoutAnOwnerAreRejected)
         ASSERT_TRUE(c) << "connection " << i + 1 << ": " << c.error().message;
         stalled.push_back(std::move(*c));
     }
-    auto extra = Client::connect(server_addr(), kPort,
-                                 PeerOptions::default_connect());
+    auto extra =
+        Client::connect(server_addr(), kPort, PeerOptions::default_connect());
     EXPECT_FALSE(extra) << "connection " << kLimit + 1 << " was accepted";
     EXPECT_EQ(delta("conn_rejected"), 1);
 
     // one of them leaving makes room again
     stalled.pop_back();
-    auto room = [&] { return Counters::now()["conn_active"] ==
-                             start_["conn_active"] + kLimit - 1; };
+    auto room = [&] {
+        return Counters::now()["conn_active"] ==
+               start_["conn_active"] + kLimit - 1;
+    };
     for (int i = 0; i < 500 && !room(); i++)
         std::this_thread::sleep_for(10ms);
     {

@@ -30,7 +30,8 @@ TEST_F(SetupTimeout, SlowClientIsServedWithinTheSetupTimeout)
         if (auto r = (*c)->smb2_negotiate(PeerOptions::default_smb2()); !r)
             return "SMB2 NEGOTIATE after a pause: " + r.error().message;
         std::this_thread::sleep_for(2s);
-        if (auto ss = (*c)->session_setup(session_setup_options(true, kSession));
+        if (auto ss =
+                (*c)->session_setup(session_setup_options(true, kSession));
             !ss)
             return "SESSION_SETUP after a pause: " + ss.error().message;
         if (std::string e = echo_once(**c, 0, 4096); !e.empty())
@@ -59,7 +60,9 @@ TEST_F(SetupTimeout, ZeroTakesTheNegotiateTimeout)
         if (!c)
             return "connect and negotiate: " + c.error().message;
         auto st = (*c)->wait_peer_disconnect(10s);
-        return st ? "" : "no disconnect without a SESSION_SETUP: " + st.error().message;
+        return st ? ""
+                  : "no disconnect without a SESSION_SETUP: " +
+                        st.error().message;
     });
     EXPECT_EQ(verdict(client), "");
     EXPECT_EQ(delta("disconnect_setup_timeout"), 1);

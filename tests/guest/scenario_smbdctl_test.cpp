@@ -55,8 +55,8 @@ TEST_F(Smbdctl, ShowsTheBoundConnectionWithItsTraffic)
 
     // NEGOTIATE, SESSION_SETUP and the echo each way; the last send
     // completion may trail the client's receipt by a moment
-    const std::string want = "{\"id\": " + std::to_string(conn) +
-                             ", \"state\": \"owned\"";
+    const std::string want =
+        "{\"id\": " + std::to_string(conn) + ", \"state\": \"owned\"";
     std::string json;
     for (int i = 0; i < 100; i++) {
         json = smbdctl("--json");
@@ -65,7 +65,8 @@ TEST_F(Smbdctl, ShowsTheBoundConnectionWithItsTraffic)
         std::this_thread::sleep_for(20ms);
     }
     EXPECT_NE(json.find(want), std::string::npos) << json;
-    EXPECT_NE(json.find("\"session\": \"0x8000000000000008\""), std::string::npos)
+    EXPECT_NE(json.find("\"session\": \"0x8000000000000008\""),
+              std::string::npos)
         << json;
     EXPECT_NE(json.find("\"owner_pid\": " + std::to_string(getpid())),
               std::string::npos)
@@ -76,7 +77,8 @@ TEST_F(Smbdctl, ShowsTheBoundConnectionWithItsTraffic)
 
     std::string text = smbdctl("");
     EXPECT_NE(text.find("connections: 1"), std::string::npos) << text;
-    EXPECT_NE(text.find("#" + std::to_string(conn) + " owned"), std::string::npos)
+    EXPECT_NE(text.find("#" + std::to_string(conn) + " owned"),
+              std::string::npos)
         << text;
 
     go = true;

@@ -11,8 +11,8 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
-#include <string>
 #include <linux/capability.h>
+#include <string>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -37,7 +37,7 @@ std::string kernel_stack(pid_t pid)
 
 // A message built without allocating, written in one write().
 class Line {
-public:
+  public:
     Line &s(const char *str)
     {
         while (*str && n_ < sizeof(b_) - 1)
@@ -67,7 +67,7 @@ public:
         (void)r;
     }
 
-private:
+  private:
     char b_[256];
     size_t n_ = 0;
 };
@@ -157,7 +157,8 @@ void child_main(const ChildPlan &plan)
         c.count(OP_MMAP, err);
         if (err && err != ENOMEM) {
             c.fail("mmap of the inherited file", err);
-        } else if (!err) {
+        }
+        else if (!err) {
             const auto *base = reinterpret_cast<const uint8_t *>(r);
             if (plan.check_marker &&
                 *reinterpret_cast<const volatile uint64_t *>(
@@ -172,7 +173,8 @@ void child_main(const ChildPlan &plan)
 
     if (!drop_net_admin()) {
         c.fail("dropping CAP_NET_ADMIN", errno);
-    } else {
+    }
+    else {
         int err = c.call(OP_SET_PARAMS, SMBD_IOC_SET_PARAMS, plan.set_params);
         if (err != EPERM)
             c.fail("SET_PARAMS without CAP_NET_ADMIN", err);
@@ -181,9 +183,11 @@ void child_main(const ChildPlan &plan)
             c.fail("LISTEN without CAP_NET_ADMIN", err);
     }
     const uid_t nobody = 65534;
-    if (setresgid(nobody, nobody, nobody) || setresuid(nobody, nobody, nobody)) {
+    if (setresgid(nobody, nobody, nobody) ||
+        setresuid(nobody, nobody, nobody)) {
         c.fail("becoming nobody", errno);
-    } else {
+    }
+    else {
         const int err = c.call(OP_ACCEPT, SMBD_IOC_ACCEPT, plan.accept);
         if (err != EPERM && err != ENOENT)
             c.fail("ACCEPT as another user", err);
@@ -193,7 +197,7 @@ void child_main(const ChildPlan &plan)
 
 void Thread::fork_child(Slot &s)
 {
-    std::unique_lock g(s.m);	// the window stays as the plan says
+    std::unique_lock g(s.m); // the window stays as the plan says
     if (s.fd.load() < 0)
         reopen_locked(s);
     ChildPlan plan = {};
@@ -217,7 +221,8 @@ void Thread::fork_child(Slot &s)
     *info = {};
     info->size = sizeof(*info);
     add(OP_GET_INFO, SMBD_IOC_GET_INFO, info, errnos({0}));
-    auto *ge = reinterpret_cast<smbd_get_events *>(alloc(sizeof(smbd_get_events)));
+    auto *ge =
+        reinterpret_cast<smbd_get_events *>(alloc(sizeof(smbd_get_events)));
     *ge = {};
     ge->size = sizeof(*ge);
     ge->max_events = 4;
@@ -233,13 +238,15 @@ void Thread::fork_child(Slot &s)
         reg->session_id = session_id();
     add(OP_REGISTER_SESSION, SMBD_IOC_REGISTER_SESSION, reg,
         errnos({0, EBUSY, ENOMEM}));
-    auto *d = reinterpret_cast<smbd_disconnect *>(alloc(sizeof(smbd_disconnect)));
+    auto *d =
+        reinterpret_cast<smbd_disconnect *>(alloc(sizeof(smbd_disconnect)));
     *d = {sizeof(smbd_disconnect), 0, 0};
     if (!s.conns.empty())
         d->conn_id = s.conns[rng.below(s.conns.size())];
     add(OP_DISCONNECT, SMBD_IOC_DISCONNECT, d, errnos({0, ENOENT}));
 
-    auto *sp = reinterpret_cast<smbd_set_params *>(alloc(sizeof(smbd_set_params)));
+    auto *sp =
+        reinterpret_cast<smbd_set_params *>(alloc(sizeof(smbd_set_params)));
     *sp = valid_params;
     plan.set_params = sp;
     auto *l = reinterpret_cast<smbd_listen *>(alloc(sizeof(smbd_listen)));
@@ -262,9 +269,8 @@ void Thread::fork_child(Slot &s)
         if (s.pooled[last] == 2) {
             plan.marker_offset = last * proc.page + index * sizeof(uint64_t);
             plan.marker = rng.next() | 1;
-            *reinterpret_cast<volatile uint64_t *>(s.window +
-                                                   plan.marker_offset) =
-                plan.marker;
+            *reinterpret_cast<volatile uint64_t *>(
+                s.window + plan.marker_offset) = plan.marker;
             plan.check_marker = true;
         }
     }

@@ -27,7 +27,7 @@ namespace {
 struct Command {
     unsigned long nr;
     size_t size;
-    size_t reserved;	// offset of a __u32 __reserved; 0: none
+    size_t reserved; // offset of a __u32 __reserved; 0: none
     // output fields: what the caller leaves in them must not matter
     size_t out_begin;
     size_t out_end;
@@ -52,9 +52,8 @@ const Command kTable[kCommands] = {
     {SMBD_IOC_SEND_PDU, sizeof(smbd_send_pdu),
      offsetof(smbd_send_pdu, __reserved), offsetof(smbd_send_pdu, out_done),
      offsetof(smbd_send_pdu, __reserved)},
-    {SMBD_IOC_RDMA_RW, sizeof(smbd_rdma_rw),
-     offsetof(smbd_rdma_rw, __reserved), offsetof(smbd_rdma_rw, out_done),
-     offsetof(smbd_rdma_rw, __reserved)},
+    {SMBD_IOC_RDMA_RW, sizeof(smbd_rdma_rw), offsetof(smbd_rdma_rw, __reserved),
+     offsetof(smbd_rdma_rw, out_done), offsetof(smbd_rdma_rw, __reserved)},
     {SMBD_IOC_DISCONNECT, sizeof(smbd_disconnect), 0, 0, 0},
 };
 
@@ -91,8 +90,8 @@ std::string event_problem(const smbd_event &ev, uint32_t i,
 {
     if (ev.type < SMBD_EVENT_NEW_CONNECTION || ev.type > SMBD_EVENT_OVERFLOW)
         return "type " + std::to_string(ev.type);
-    if (ev.data_len && (ev.data_offset % 8 ||
-                        ev.data_offset + ev.data_len > ge.out_data_used))
+    if (ev.data_len &&
+        (ev.data_offset % 8 || ev.data_offset + ev.data_len > ge.out_data_used))
         return "data outside what out_data_used covers";
     if (ev.type == SMBD_EVENT_OVERFLOW)
         return i == 0 && ev.conn_id == 0 && ev.u.overflow.lost
@@ -104,7 +103,8 @@ std::string event_problem(const smbd_event &ev, uint32_t i,
     case SMBD_EVENT_NEW_CHANNEL: {
         const auto &c = ev.u.new_channel;
         if (uint64_t{c.negotiate_req_len} + c.negotiate_resp_len +
-                c.session_setup_len != ev.data_len)
+                c.session_setup_len !=
+            ev.data_len)
             return "NEW_CHANNEL lengths do not add up";
         if (ev.flags != SMBD_CHANNEL_BOUND && ev.flags != SMBD_CHANNEL_ACCEPTED)
             return "NEW_CHANNEL flags " + std::to_string(ev.flags);
@@ -137,10 +137,7 @@ std::string event_problem(const smbd_event &ev, uint32_t i,
 
 } // namespace
 
-unsigned long smbd_command_nr(unsigned op)
-{
-    return kTable[op].nr;
-}
+unsigned long smbd_command_nr(unsigned op) { return kTable[op].nr; }
 
 void Thread::command(unsigned op, const Handle &h)
 {
@@ -170,8 +167,7 @@ void Thread::command(unsigned op, const Handle &h)
     focus = 0;
 }
 
-uint8_t *Thread::issue(Request &req, const Handle &h, int &err,
-                       uint32_t &usize)
+uint8_t *Thread::issue(Request &req, const Handle &h, int &err, uint32_t &usize)
 {
     const Command &c = kTable[req.op];
     const size_t ksize = c.size;
@@ -186,17 +182,20 @@ uint8_t *Thread::issue(Request &req, const Handle &h, int &err,
     if (force == SHORT || (hostile && m < 10)) {
         usize = static_cast<uint32_t>(rng.below(ksize));
         req.mutated("size=" + std::to_string(usize));
-    } else if (force == TAIL || (hostile && m < 20)) {
+    }
+    else if (force == TAIL || (hostile && m < 20)) {
         tail = rng.range(1, 4096);
         usize = static_cast<uint32_t>(ksize + tail);
         tail_nonzero = true;
         req.mutated("size=" + std::to_string(usize) + " non-zero tail");
-    } else if (hostile && m < 24) {
+    }
+    else if (hostile && m < 24) {
         const uint32_t sizes[] = {UINT32_MAX, 1u << 20, 64u << 10};
         usize = rng.pick(sizes);
         huge = true;
         req.mutated("size=" + std::to_string(usize));
-    } else if (m >= 24 && m < 32) {
+    }
+    else if (m >= 24 && m < 32) {
         // a newer caller's struct: zeros past what the kernel knows
         tail = 8 * rng.range(1, 64);
         usize = static_cast<uint32_t>(ksize + tail);
@@ -238,7 +237,8 @@ uint8_t *Thread::issue(Request &req, const Handle &h, int &err,
         if (!huge) {
             std::memset(p + ksize, 0, tail);
             if (tail_nonzero)
-                p[ksize + rng.below(tail)] = static_cast<uint8_t>(rng.range(1, 255));
+                p[ksize + rng.below(tail)] =
+                    static_cast<uint8_t>(rng.range(1, 255));
         }
         arg = reinterpret_cast<uint64_t>(p);
         // the order the ioctl entry and copy_struct_from_user() check in
@@ -250,16 +250,19 @@ uint8_t *Thread::issue(Request &req, const Handle &h, int &err,
             predict = EINVAL;
         else if (!huge)
             predict = req.inner;
-    } else if (a < 88) {
+    }
+    else if (a < 88) {
         kind = Ptr::Bad;
         arg = bad_pointer();
         predict = EFAULT;
         req.mutated("arg=bad");
-    } else if (a < 94) {
+    }
+    else if (a < 94) {
         kind = Ptr::Shared;
         arg = shared_pointer(ksize);
         req.mutated("arg=shared");
-    } else {
+    }
+    else {
         kind = Ptr::Edge;
         std::vector<uint8_t> whole(body, body + ksize);
         whole.resize(ksize + (huge ? 0 : tail));
@@ -278,7 +281,7 @@ uint8_t *Thread::issue(Request &req, const Handle &h, int &err,
         allowed = errnos({predict});
     else if (req.valid)
         allowed = req.semantic;
-    else	// a mutation need not make it fail: a shared window may be mapped
+    else // a mutation need not make it fail: a shared window may be mapped
         allowed = documented() | extras(req.op) | errnos({0});
     {
         InUse use(h);
@@ -417,7 +420,8 @@ void Thread::after_get_events(const Request &req, const Handle &h, int err,
 }
 
 // A valid SEND_PDU of @pdu on @conn.
-void Thread::answer(const Handle &h, uint64_t conn, std::span<const uint8_t> pdu)
+void Thread::answer(const Handle &h, uint64_t conn,
+                    std::span<const uint8_t> pdu)
 {
     smbd_iovec iov = {reinterpret_cast<uint64_t>(pdu.data()), pdu.size()};
     smbd_send_entry e = {};
@@ -458,14 +462,18 @@ bool Thread::serve_rw(const Handle &h, uint64_t conn,
         bytes = w.remaining_bytes;
         direction = SMBD_RW_READ_FROM_PEER;
         channel_info = w.channel_info;
-        resp = rw::build_write_response(w.hdr, rw::credit_response(w.hdr), bytes);
-    } else if (rw::parse_read_request(pdu, 0x0311, r) == rw::Rule::ok &&
-               rw::is_rdma(r.channel)) {
+        resp =
+            rw::build_write_response(w.hdr, rw::credit_response(w.hdr), bytes);
+    }
+    else if (rw::parse_read_request(pdu, 0x0311, r) == rw::Rule::ok &&
+             rw::is_rdma(r.channel)) {
         bytes = r.length;
         direction = SMBD_RW_WRITE_TO_PEER;
         channel_info = r.channel_info;
-        resp = rw::build_read_response(r.hdr, rw::credit_response(r.hdr), bytes);
-    } else {
+        resp =
+            rw::build_read_response(r.hdr, rw::credit_response(r.hdr), bytes);
+    }
+    else {
         return false;
     }
     // whole buffers from the start of the pool, never the last one (the
@@ -522,19 +530,19 @@ void Thread::random_ioctl(const Handle &h)
     if (rng.percent(50)) {
         type = SMBD_IOCTL_TYPE;
         nr = static_cast<uint32_t>(
-            rng.percent(50) ? rng.range(SMBD_CMD_BASE - 4,
-                                        SMBD_CMD_BASE + kCommands + 4)
-                            : rng.below(256));
-    } else {
+            rng.percent(50)
+                ? rng.range(SMBD_CMD_BASE - 4, SMBD_CMD_BASE + kCommands + 4)
+                : rng.below(256));
+    }
+    else {
         do
             type = static_cast<uint32_t>(rng.below(256));
         while (type == SMBD_IOCTL_TYPE || vfs_type(type));
         nr = static_cast<uint32_t>(rng.below(256));
     }
     const uint32_t dir = static_cast<uint32_t>(rng.below(4));
-    const uint32_t size = dir || rng.percent(30)
-                              ? static_cast<uint32_t>(rng.below(1 << 14))
-                              : 0;
+    const uint32_t size =
+        dir || rng.percent(30) ? static_cast<uint32_t>(rng.below(1 << 14)) : 0;
     const unsigned long cmd = _IOC(dir, type, nr, size);
     unsigned op = OP_IOCTL_RANDOM;
     uint64_t arg;
@@ -546,12 +554,14 @@ void Thread::random_ioctl(const Handle &h)
         if (rng.percent(50)) {
             arg = bad_pointer();
             predict = EFAULT;
-        } else {
-            std::memset(scratch, 0, 8);	// size 0
+        }
+        else {
+            std::memset(scratch, 0, 8); // size 0
             arg = reinterpret_cast<uint64_t>(scratch);
             predict = EINVAL;
         }
-    } else {
+    }
+    else {
         // the number is refused before the argument is looked at
         arg = rng.next();
         predict = ENOTTY;

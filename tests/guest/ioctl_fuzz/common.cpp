@@ -17,10 +17,7 @@ uint64_t splitmix64(uint64_t &x)
     return z ^ (z >> 31);
 }
 
-uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
+uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 } // namespace
 
@@ -54,10 +51,25 @@ uint64_t derive_seed(uint64_t seed, uint64_t process, uint64_t thread)
 const char *op_name(unsigned op)
 {
     static const char *const names[OP_COUNT] = {
-        "GET_INFO", "SET_PARAMS", "LISTEN", "ACCEPT", "REGISTER_SESSION",
-        "UNREGISTER_SESSION", "GET_MEM_PARAMS", "GET_EVENTS", "SEND_PDU",
-        "RDMA_RW", "DISCONNECT", "IOCTL_RANDOM", "mmap", "munmap", "poll",
-        "read", "open", "close", "fcntl",
+        "GET_INFO",
+        "SET_PARAMS",
+        "LISTEN",
+        "ACCEPT",
+        "REGISTER_SESSION",
+        "UNREGISTER_SESSION",
+        "GET_MEM_PARAMS",
+        "GET_EVENTS",
+        "SEND_PDU",
+        "RDMA_RW",
+        "DISCONNECT",
+        "IOCTL_RANDOM",
+        "mmap",
+        "munmap",
+        "poll",
+        "read",
+        "open",
+        "close",
+        "fcntl",
     };
     return op < OP_COUNT ? names[op] : "?";
 }

@@ -20,7 +20,7 @@ namespace fuzz {
 // xoshiro256** seeded through splitmix64: one stream per (seed, process,
 // thread), the same on every machine.
 class Rng {
-public:
+  public:
     explicit Rng(uint64_t seed);
     uint64_t next();
     uint64_t below(uint64_t n) { return n ? next() % n : 0; }
@@ -35,7 +35,7 @@ public:
         return a[below(N)];
     }
 
-private:
+  private:
     uint64_t s_[4];
 };
 
@@ -54,7 +54,7 @@ enum Op : unsigned {
     OP_SEND_PDU,
     OP_RDMA_RW,
     OP_DISCONNECT,
-    OP_IOCTL_RANDOM,	// numbers the module does not offer
+    OP_IOCTL_RANDOM, // numbers the module does not offer
     OP_MMAP,
     OP_MUNMAP,
     OP_POLL,
@@ -69,7 +69,7 @@ const char *op_name(unsigned op);
 inline bool is_ioctl(unsigned op) { return op <= OP_IOCTL_RANDOM; }
 
 // Sets of results: bit 0 is success, bit e the errno e.
-inline constexpr int kErrnoSlots = 134;	// EHWPOISON is the last
+inline constexpr int kErrnoSlots = 134; // EHWPOISON is the last
 using Errnos = std::bitset<kErrnoSlots>;
 Errnos errnos(std::initializer_list<int> list);
 // What the header documents for every command.
@@ -78,10 +78,10 @@ Errnos documented();
 struct Stats {
     // [op][0]: successes; [op][e]: failures with errno e
     std::atomic<uint64_t> results[OP_COUNT][kErrnoSlots];
-    std::atomic<uint64_t> accepted;	// ACCEPTs that got a connection
+    std::atomic<uint64_t> accepted; // ACCEPTs that got a connection
     std::atomic<uint64_t> forks;
-    std::atomic<uint64_t> mmaps;	// pool mappings made
-    std::atomic<uint64_t> closes;	// shared fds closed while in use
+    std::atomic<uint64_t> mmaps;  // pool mappings made
+    std::atomic<uint64_t> closes; // shared fds closed while in use
     std::atomic<uint64_t> violations;
 };
 
@@ -98,8 +98,8 @@ struct Tokens {
 
 // Where each thread is, for the parent's stall report.
 struct ThreadStatus {
-    std::atomic<uint64_t> ops;	// finished
-    std::atomic<unsigned> op;	// the current one
+    std::atomic<uint64_t> ops; // finished
+    std::atomic<unsigned> op;  // the current one
 };
 
 struct Options {
@@ -119,8 +119,8 @@ struct Shared {
 
     ThreadStatus &status(unsigned process, unsigned thread)
     {
-        return reinterpret_cast<ThreadStatus *>(this + 1)
-            [process * threads + thread];
+        return reinterpret_cast<ThreadStatus *>(this +
+                                                1)[process * threads + thread];
     }
 };
 
@@ -130,8 +130,8 @@ inline constexpr unsigned kSlots = 3;
 // What every worker knows before it starts.
 struct Setup {
     Options opt;
-    smbd_info info;		// GET_INFO of the parent's first file
-    unsigned pool_slots;	// shared files per process that may own a pool
+    smbd_info info;      // GET_INFO of the parent's first file
+    unsigned pool_slots; // shared files per process that may own a pool
     Shared *shared;
 };
 

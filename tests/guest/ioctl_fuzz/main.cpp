@@ -33,14 +33,16 @@ constexpr int kStallSeconds = 180;
 
 void usage(FILE *out)
 {
-    std::fprintf(out,
-        "usage: smbdirect-ioctl-fuzz [options]\n"
-        "  --seed N        seed of every random choice (default: from the clock)\n"
-        "  --processes P   worker processes (default 4)\n"
-        "  --threads T     threads per process (default 3)\n"
-        "  --ops N         operations per thread (default 2000)\n"
-        "  --quiet         only the seed, failures and the summary line\n"
-        "exit status: 0 when every check passed, 1 when not, 2 on usage errors\n");
+    std::fprintf(
+        out, "usage: smbdirect-ioctl-fuzz [options]\n"
+             "  --seed N        seed of every random choice (default: from the "
+             "clock)\n"
+             "  --processes P   worker processes (default 4)\n"
+             "  --threads T     threads per process (default 3)\n"
+             "  --ops N         operations per thread (default 2000)\n"
+             "  --quiet         only the seed, failures and the summary line\n"
+             "exit status: 0 when every check passed, 1 when not, 2 on usage "
+             "errors\n");
 }
 
 bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t &out)
@@ -75,20 +77,25 @@ bool parse(int argc, char **argv, Options &opt)
         if (a == "--seed" && parse_u64(v, 0, UINT64_MAX, n)) {
             opt.seed = n;
             seeded = true;
-        } else if (a == "--processes" && parse_u64(v, 1, 64, n)) {
+        }
+        else if (a == "--processes" && parse_u64(v, 1, 64, n)) {
             opt.processes = static_cast<unsigned>(n);
-        } else if (a == "--threads" && parse_u64(v, 1, 64, n)) {
+        }
+        else if (a == "--threads" && parse_u64(v, 1, 64, n)) {
             opt.threads = static_cast<unsigned>(n);
-        } else if (a == "--ops" && parse_u64(v, 1, UINT64_MAX, n)) {
+        }
+        else if (a == "--ops" && parse_u64(v, 1, UINT64_MAX, n)) {
             opt.ops = n;
-        } else {
+        }
+        else {
             return false;
         }
     }
     if (!seeded)
-        opt.seed = static_cast<uint64_t>(
-                       std::chrono::system_clock::now().time_since_epoch().count()) ^
-                   static_cast<uint64_t>(getpid()) << 32;
+        opt.seed =
+            static_cast<uint64_t>(
+                std::chrono::system_clock::now().time_since_epoch().count()) ^
+            static_cast<uint64_t>(getpid()) << 32;
     return true;
 }
 
@@ -102,7 +109,8 @@ std::string name_of(int err)
 // roles are free again. "" or what failed.
 std::string fresh_master()
 {
-    const int fd = open("/dev/" SMBD_DEVICE_NAME, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    const int fd =
+        open("/dev/" SMBD_DEVICE_NAME, O_RDWR | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return "open: " + name_of(errno);
     std::string why;
@@ -172,7 +180,8 @@ bool wait_workers(Shared &sh, const Options &opt, std::vector<pid_t> &pids,
                 std::fprintf(stderr,
                              "ioctl-fuzz:   process %u thread %u: %llu ops "
                              "done, in %s\n",
-                             p, t, static_cast<unsigned long long>(ts.ops.load()),
+                             p, t,
+                             static_cast<unsigned long long>(ts.ops.load()),
                              op < OP_COUNT ? op_name(op) : "fork");
             }
         for (pid_t p : pids)
@@ -202,10 +211,11 @@ int report(const Options &opt, const Stats &stats, bool pass)
             ok += stats.results[op][0].load();
         }
         if (!opt.quiet && calls)
-            std::printf("cmd %-18s calls=%llu ok=%llu%s\n", op_name(op),
-                        static_cast<unsigned long long>(calls),
-                        static_cast<unsigned long long>(stats.results[op][0].load()),
-                        hist.c_str());
+            std::printf(
+                "cmd %-18s calls=%llu ok=%llu%s\n", op_name(op),
+                static_cast<unsigned long long>(calls),
+                static_cast<unsigned long long>(stats.results[op][0].load()),
+                hist.c_str());
     }
     std::printf("IOCTLFUZZ seed=%llu processes=%u threads=%u ioctls=%llu "
                 "ok=%llu failed=%llu accepted=%llu forks=%llu mmaps=%llu "
@@ -293,19 +303,24 @@ int main(int argc, char **argv)
     for (size_t p = 0; p < status.size(); p++) {
         const int st = status[p];
         if (WIFSIGNALED(st)) {
-            std::fprintf(stderr, "ioctl-fuzz: FAIL: process %zu died by signal "
-                         "%d (SIG%s)\n", p, WTERMSIG(st),
-                         sigabbrev_np(WTERMSIG(st)));
+            std::fprintf(stderr,
+                         "ioctl-fuzz: FAIL: process %zu died by signal "
+                         "%d (SIG%s)\n",
+                         p, WTERMSIG(st), sigabbrev_np(WTERMSIG(st)));
             pass = false;
-        } else if (WIFEXITED(st) && WEXITSTATUS(st)) {
-            std::fprintf(stderr, "ioctl-fuzz: FAIL: process %zu exited with "
-                         "%d\n", p, WEXITSTATUS(st));
+        }
+        else if (WIFEXITED(st) && WEXITSTATUS(st)) {
+            std::fprintf(stderr,
+                         "ioctl-fuzz: FAIL: process %zu exited with "
+                         "%d\n",
+                         p, WEXITSTATUS(st));
             pass = false;
         }
     }
     const Stats &stats = sh->stats;
     if (const uint64_t v = stats.violations.load()) {
-        std::fprintf(stderr, "ioctl-fuzz: FAIL: %llu results broke the rules "
+        std::fprintf(stderr,
+                     "ioctl-fuzz: FAIL: %llu results broke the rules "
                      "(the first of each process above)\n",
                      static_cast<unsigned long long>(v));
         pass = false;
@@ -314,8 +329,10 @@ int main(int argc, char **argv)
     if (all_gone) {
         const std::string why = fresh_master();
         if (!why.empty()) {
-            std::fprintf(stderr, "ioctl-fuzz: FAIL: a fresh file after the "
-                         "run: %s\n", why.c_str());
+            std::fprintf(stderr,
+                         "ioctl-fuzz: FAIL: a fresh file after the "
+                         "run: %s\n",
+                         why.c_str());
             pass = false;
         }
     }

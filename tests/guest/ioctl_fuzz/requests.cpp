@@ -59,8 +59,8 @@ uint64_t Thread::conn_id(const Handle &h)
     if (r < 50) {
         // this file's, or another file's (ENOENT here)
         Handle other;
-        other.slot = r < 40 && h.slot ? h.slot
-                                      : proc.slots[rng.below(kSlots)].get();
+        other.slot =
+            r < 40 && h.slot ? h.slot : proc.slots[rng.below(kSlots)].get();
         const auto conns = conns_of(other);
         if (!conns.empty())
             return conns[rng.below(conns.size())];
@@ -130,14 +130,14 @@ void Thread::build_set_params(Request &req)
         break;
     }
     case 6: {
-        uint32_t *fields[] = {&sp.keepalive_interval_ms,
-                              &sp.keepalive_timeout_ms,
-                              &sp.negotiate_timeout_ms, &sp.accept_timeout_ms,
-                              &sp.setup_timeout_ms, &sp.credit_timeout_ms};
+        uint32_t *fields[] = {
+            &sp.keepalive_interval_ms, &sp.keepalive_timeout_ms,
+            &sp.negotiate_timeout_ms,  &sp.accept_timeout_ms,
+            &sp.setup_timeout_ms,      &sp.credit_timeout_ms};
         uint32_t *field = rng.pick(fields);
         // 0 is valid for these two: another timeout stands in
-        bool zero_ok = field == &sp.setup_timeout_ms ||
-                       field == &sp.credit_timeout_ms;
+        bool zero_ok =
+            field == &sp.setup_timeout_ms || field == &sp.credit_timeout_ms;
         *field = zero_ok ? SMBD_MAX_TIMEOUT_MS + 1 : rng.pick(ms);
         req.mutated("a timeout");
         break;
@@ -152,7 +152,8 @@ void Thread::build_set_params(Request &req)
         if (rng.percent(50)) {
             const uint32_t v[] = {0x0202, 0x0210, 0x0301};
             sp.min_dialect = rng.pick(v);
-        } else {
+        }
+        else {
             sp.min_dialect = 0x0311;
             sp.max_dialect = 0x0300;
         }
@@ -217,7 +218,8 @@ void Thread::build_accept(Request &req)
         if (r >= 60)
             a.token[rng.below(SMBD_TOKEN_SIZE)] ^=
                 static_cast<uint8_t>(1u << rng.below(8));
-    } else if (r < 95) {
+    }
+    else if (r < 95) {
         for (auto &b : a.token)
             b = static_cast<uint8_t>(rng.next());
     }
@@ -231,11 +233,11 @@ uint64_t Thread::session_id()
     case 1:
     case 2:
     case 3:
-        return 0x1234;	// the clients of tests/vm/ioctl-fuzz.sh bind to it
+        return 0x1234; // the clients of tests/vm/ioctl-fuzz.sh bind to it
     case 4:
     case 5:
     case 6:
-        return rng.range(1, 4);	// few, so files of all processes collide
+        return rng.range(1, 4); // few, so files of all processes collide
     case 7:
         return rng.next() | 1;
     case 8:
@@ -253,9 +255,8 @@ void Thread::build_session(Request &req)
         req.mutated("session_id=0");
         req.inner = EINVAL;
     }
-    req.semantic = req.op == OP_REGISTER_SESSION
-                       ? errnos({0, EBUSY, ENOMEM})
-                       : errnos({0, ENOENT});
+    req.semantic = req.op == OP_REGISTER_SESSION ? errnos({0, EBUSY, ENOMEM})
+                                                 : errnos({0, ENOENT});
 }
 
 void Thread::build_get_events(Request &req)
@@ -284,13 +285,16 @@ void Thread::build_get_events(Request &req)
     const uint64_t e = hostile ? rng.below(20) : rng.below(17);
     if (e < 14) {
         ge.event_size = sizeof(smbd_event);
-    } else if (e < 16) {
+    }
+    else if (e < 16) {
         // a newer caller's records: the kernel zeroes what it does not know
-        ge.event_size = static_cast<uint32_t>(sizeof(smbd_event) +
-                                              8 * rng.range(1, 16));
-    } else if (e < 17) {
+        ge.event_size =
+            static_cast<uint32_t>(sizeof(smbd_event) + 8 * rng.range(1, 16));
+    }
+    else if (e < 17) {
         ge.event_size = 4096;
-    } else {
+    }
+    else {
         const uint32_t v[] = {0, sizeof(smbd_event) - 1, 4097, UINT32_MAX};
         ge.event_size = rng.pick(v);
         req.mutated("event_size");
@@ -308,7 +312,7 @@ void Thread::build_get_events(Request &req)
     if (d < 4)
         ge.data_len = 64 << 10;
     else if (d < 6)
-        ge.data_len = static_cast<uint32_t>(rng.below(4097));	// EMSGSIZE
+        ge.data_len = static_cast<uint32_t>(rng.below(4097)); // EMSGSIZE
     else if (d < 7)
         ge.data_len = 0;
     else if (d < 9)
@@ -353,12 +357,14 @@ void Thread::build_send_pdu(const Handle &h, Request &req)
     const uint64_t z = hostile ? rng.below(20) : rng.below(17);
     if (z < 15) {
         sp.entry_size = esize;
-    } else if (z < 18) {
+    }
+    else if (z < 18) {
         sp.entry_size = static_cast<uint32_t>(esize + 8 * rng.range(1, 8));
         tail_nonzero = z == 17;
         if (tail_nonzero)
             req.mutated("entry tail");
-    } else {
+    }
+    else {
         const uint32_t v[] = {0, esize - 1, 4097};
         sp.entry_size = rng.pick(v);
         req.mutated("entry_size");
@@ -406,31 +412,36 @@ void Thread::build_send_pdu(const Handle &h, Request &req)
                                         UINT64_MAX};
                 v.len = rng.pick(big);
                 req.mutated("iov len");
-            } else {
+            }
+            else {
                 // the first is never empty: the PDU is not
                 v.len = rng.range(k ? 0 : 1, 2048);
             }
             if (pdu && v.len <= kPdu && !chance(8)) {
                 v.base = reinterpret_cast<uint64_t>(pdu) +
                          rng.below(kPdu - v.len + 1);
-            } else {
+            }
+            else {
                 Ptr kind;
                 v.base = pointer(std::min<uint64_t>(v.len, kPdu), kind, true);
                 req.mutated(std::string("iov base=") + ptr_name(kind));
             }
         }
-        e.iov_ptr = put(iov.data(), iov.size() * sizeof(smbd_iovec), req,
-                        "iov_ptr");
+        e.iov_ptr =
+            put(iov.data(), iov.size() * sizeof(smbd_iovec), req, "iov_ptr");
         const uint64_t f = hostile ? rng.below(20) : rng.below(19);
         if (f < 14) {
-        } else if (f < 17) {
+        }
+        else if (f < 17) {
             e.flags = SMBD_SEND_NOTIFY;
-        } else if (f < 19) {
-            e.flags = SMBD_SEND_INVALIDATE |
-                      (f == 18 ? SMBD_SEND_NOTIFY : 0);
+        }
+        else if (f < 19) {
+            e.flags = SMBD_SEND_INVALIDATE | (f == 18 ? SMBD_SEND_NOTIFY : 0);
             e.invalidate_token = static_cast<uint32_t>(rng.next());
-        } else {
-            e.flags = static_cast<uint32_t>(rng.next()) | 1u << rng.range(2, 31);
+        }
+        else {
+            e.flags =
+                static_cast<uint32_t>(rng.next()) | 1u << rng.range(2, 31);
             req.mutated("entry flags");
         }
         if (chance(3) && !(e.flags & SMBD_SEND_INVALIDATE)) {
@@ -463,7 +474,8 @@ std::vector<uint8_t> Thread::slices(Request &req)
             s.push_back({static_cast<uint32_t>(at / bsize % nbuf),
                          static_cast<uint32_t>(at % bsize), 512, 0});
         }
-    } else {
+    }
+    else {
         const uint32_t n =
             static_cast<uint32_t>(rng.range(1, std::min(4u, nbuf)));
         const uint64_t b0 = rng.below(nbuf);
@@ -498,7 +510,7 @@ std::vector<uint8_t> Thread::slices(Request &req)
             x.length = bsize - x.offset + 1;
             break;
         case 4:
-            s.push_back(x);	// overlaps itself
+            s.push_back(x); // overlaps itself
             break;
         default:
             x.__reserved = 1;
@@ -516,7 +528,8 @@ std::vector<uint8_t> Thread::slices(Request &req)
 std::vector<uint8_t> Thread::descriptors(Request &req)
 {
     const smbd_info &info = proc.info;
-    const size_t n = rng.percent(3) ? info.out_max_descriptors : rng.range(1, 4);
+    const size_t n =
+        rng.percent(3) ? info.out_max_descriptors : rng.range(1, 4);
     std::vector<uint8_t> out(n * 16);
     for (size_t i = 0; i < n; i++) {
         store(&out[i * 16], rng.next() & ~uint64_t{0xfff});
@@ -527,7 +540,8 @@ std::vector<uint8_t> Thread::descriptors(Request &req)
         const size_t i = rng.below(n);
         if (rng.percent(50)) {
             store(&out[i * 16 + 12], uint32_t{0});
-        } else {
+        }
+        else {
             store(&out[i * 16], UINT64_MAX - rng.below(100));
             store(&out[i * 16 + 12], uint32_t{4096});
         }
@@ -565,12 +579,14 @@ void Thread::build_rdma_rw(const Handle &h, Request &req)
     const uint64_t z = hostile ? rng.below(20) : rng.below(17);
     if (z < 15) {
         rw.op_size = osize;
-    } else if (z < 18) {
+    }
+    else if (z < 18) {
         rw.op_size = static_cast<uint32_t>(osize + 8 * rng.range(1, 8));
         tail_nonzero = z == 17;
         if (tail_nonzero)
             req.mutated("op tail");
-    } else {
+    }
+    else {
         const uint32_t v[] = {0, osize - 1, 4097};
         rw.op_size = rng.pick(v);
         req.mutated("op_size");
@@ -614,8 +630,8 @@ void Thread::build_rdma_rw(const Handle &h, Request &req)
             op.desc_count = rng.percent(50) ? 0 : info.out_max_descriptors + 1;
             req.mutated("desc_count");
         }
-        op.direction = rng.percent(50) ? SMBD_RW_WRITE_TO_PEER
-                                       : SMBD_RW_READ_FROM_PEER;
+        op.direction =
+            rng.percent(50) ? SMBD_RW_WRITE_TO_PEER : SMBD_RW_READ_FROM_PEER;
         if (chance(8) || !h.pool) {
             // no pool for this file (the memory budget): never a valid op
             const uint32_t v[] = {0, 3, static_cast<uint32_t>(rng.next()) | 4};

@@ -30,12 +30,23 @@ void on_signal(int) {}
 
 // What a thread does next, in permille; the commands split theirs.
 enum Action {
-    A_COMMAND, A_RANDOM_IOCTL, A_MMAP, A_MUNMAP, A_TOUCH, A_POLL, A_READ,
-    A_FCNTL, A_CLOSE, A_CYCLE, A_FORK, A_FLIP, A_COUNT
+    A_COMMAND,
+    A_RANDOM_IOCTL,
+    A_MMAP,
+    A_MUNMAP,
+    A_TOUCH,
+    A_POLL,
+    A_READ,
+    A_FCNTL,
+    A_CLOSE,
+    A_CYCLE,
+    A_FORK,
+    A_FLIP,
+    A_COUNT
 };
-constexpr unsigned kActionWeights[A_COUNT] = {670, 60, 45, 30, 20, 30, 20,
-                                              15, 25, 25, 5, 15};
-constexpr unsigned kCommandWeights[kCommands] = {40, 50, 40, 70, 50, 40,
+constexpr unsigned kActionWeights[A_COUNT] = {670, 60, 45, 30, 20, 30,
+                                              20,  15, 25, 25, 5,  15};
+constexpr unsigned kCommandWeights[kCommands] = {40, 50,  40, 70, 50, 40,
                                                  40, 120, 90, 90, 40};
 
 template <size_t N> unsigned weighted(Rng &rng, const unsigned (&w)[N])
@@ -55,8 +66,7 @@ template <size_t N> unsigned weighted(Rng &rng, const unsigned (&w)[N])
 void *map_fixed(void *at, size_t len, int prot)
 {
     return mmap(at, len, prot,
-                MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
-                0);
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
 }
 
 } // namespace
@@ -147,7 +157,7 @@ int Process::run()
         return 2;
     }
     struct sigaction sa = {};
-    sa.sa_handler = on_signal;	// no SA_RESTART: the call ends with EINTR
+    sa.sa_handler = on_signal; // no SA_RESTART: the call ends with EINTR
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR1, &sa, nullptr);
 
@@ -288,8 +298,9 @@ void Thread::reopen_locked(Slot &s)
     if (s.pool)
         proc.reset_window(s);
     s.conns.clear();
-    const int fd = open("/dev/" SMBD_DEVICE_NAME,
-                        O_RDWR | O_CLOEXEC | (rng.percent(50) ? O_NONBLOCK : 0));
+    const int fd =
+        open("/dev/" SMBD_DEVICE_NAME,
+             O_RDWR | O_CLOEXEC | (rng.percent(50) ? O_NONBLOCK : 0));
     // ENOMEM: the file's state is allocated at open (main.c)
     check(OP_OPEN, fd < 0 ? errno : 0, errnos({0, ENOMEM}), Handle{}, "shared");
     if (fd >= 0)
@@ -341,13 +352,13 @@ uint64_t Thread::bad_pointer()
     switch (rng.below(6)) {
     case 0:
         return 0;
-    case 1:	// the kernel's half
+    case 1: // the kernel's half
         return 0xffff800000000000ull + rng.below(1ull << 40);
-    case 2:	// non-canonical
+    case 2: // non-canonical
         return (rng.next() | 1ull << 63) & ~(1ull << 62);
-    case 3:	// below mmap_min_addr
+    case 3: // below mmap_min_addr
         return rng.below(65536);
-    case 4:	// reserved, never mapped
+    case 4: // reserved, never mapped
         return reinterpret_cast<uint64_t>(proc.hole) +
                rng.below(kHolePages * proc.page);
     default:
@@ -360,9 +371,8 @@ uint64_t Thread::shared_pointer(size_t need)
     // the windows' end is left alone: the fork child's marker is on the
     // last page, and event data may run past what was asked for
     const size_t spare = (2 << 20) + proc.page;
-    const size_t room = proc.window_len > need + spare
-                            ? proc.window_len - need - spare
-                            : 0;
+    const size_t room =
+        proc.window_len > need + spare ? proc.window_len - need - spare : 0;
     if (room && rng.percent(70)) {
         const Slot &s = *proc.slots[rng.below(kSlots)];
         return reinterpret_cast<uint64_t>(s.window + rng.below(room));
@@ -376,9 +386,8 @@ uint64_t Thread::pointer(size_t need, Ptr &kind, bool odd)
     if (!odd) {
         if (uint8_t *p = alloc(need + 8)) {
             kind = Ptr::Private;
-            return reinterpret_cast<uint64_t>(p + (rng.percent(10)
-                                                       ? rng.range(1, 7)
-                                                       : 0));
+            return reinterpret_cast<uint64_t>(
+                p + (rng.percent(10) ? rng.range(1, 7) : 0));
         }
     }
     switch (rng.below(3)) {
@@ -390,8 +399,8 @@ uint64_t Thread::pointer(size_t need, Ptr &kind, bool odd)
         return shared_pointer(need);
     default:
         kind = Ptr::Edge;
-        return reinterpret_cast<uint64_t>(
-            scratch + kScratch - rng.below(std::min(need, kEdgeArea)));
+        return reinterpret_cast<uint64_t>(scratch + kScratch -
+                                          rng.below(std::min(need, kEdgeArea)));
     }
 }
 
@@ -409,8 +418,8 @@ const char *ptr_name(Ptr kind)
     }
 }
 
-uint64_t Thread::put(const void *data, size_t n, Request &req,
-                     const char *name, Ptr *kind_out)
+uint64_t Thread::put(const void *data, size_t n, Request &req, const char *name,
+                     Ptr *kind_out)
 {
     Ptr kind;
     const uint64_t p = pointer(n, kind, chance(12));
@@ -418,7 +427,8 @@ uint64_t Thread::put(const void *data, size_t n, Request &req,
     if (kind == Ptr::Private) {
         if (n)
             std::memcpy(dst, data, n);
-    } else {
+    }
+    else {
         if (kind == Ptr::Edge && n)
             std::memcpy(dst, data,
                         std::min<size_t>(n, scratch + kScratch - dst));
@@ -429,8 +439,7 @@ uint64_t Thread::put(const void *data, size_t n, Request &req,
     return p;
 }
 
-uint64_t Thread::space(size_t n, Request &req, const char *name,
-                       Ptr *kind_out)
+uint64_t Thread::space(size_t n, Request &req, const char *name, Ptr *kind_out)
 {
     Ptr kind;
     const uint64_t p = pointer(n, kind, chance(12));
@@ -469,8 +478,8 @@ void Thread::violation(const std::string &msg)
     if (proc.printed.fetch_add(1) < kMaxPrinted)
         std::fprintf(stderr,
                      "ioctl-fuzz: FAIL process %u thread %u op %llu: %s\n",
-                     proc.index, index,
-                     static_cast<unsigned long long>(op_no), msg.c_str());
+                     proc.index, index, static_cast<unsigned long long>(op_no),
+                     msg.c_str());
 }
 
 void Thread::do_mmap(Slot &s)
@@ -488,10 +497,10 @@ void Thread::do_mmap(Slot &s)
     if (s.pool && h.fd >= 0 && rng.percent(50)) {
         // into the window, exactly as the header says
         const bool rw = rng.percent(80);
-        void *p = mmap(s.window, size, PROT_READ | (rw ? PROT_WRITE : 0),
-                       MAP_SHARED | MAP_FIXED |
-                           (rng.percent(20) ? MAP_POPULATE : 0),
-                       h.fd, 0);
+        void *p =
+            mmap(s.window, size, PROT_READ | (rw ? PROT_WRITE : 0),
+                 MAP_SHARED | MAP_FIXED | (rng.percent(20) ? MAP_POPULATE : 0),
+                 h.fd, 0);
         const int err = p == MAP_FAILED ? errno : 0;
         // ENOMEM: the pool's pages are allocated at the first mapping
         check(OP_MMAP, err, errnos({0, ENOMEM}), h, "window");
@@ -500,16 +509,16 @@ void Thread::do_mmap(Slot &s)
             return;
         }
         proc.stats.mmaps++;
-        std::fill(s.pooled.begin(), s.pooled.begin() + size / page,
-                  rw ? 2 : 1);
+        std::fill(s.pooled.begin(), s.pooled.begin() + size / page, rw ? 2 : 1);
         return;
     }
 
     // anywhere, the geometry mutated: only the exact one may work
-    const uint64_t lengths[] = {size, size - page + 1, size + page,
-                                size - page, page, 0, 2 * size, 1ull << 46};
-    const uint64_t offsets[] = {0, 0, page, size, 1,
-                                rng.below(1 << 20) * page, ~uint64_t{0} << 12};
+    const uint64_t lengths[] = {
+        size, size - page + 1, size + page, size - page, page,
+        0,    2 * size,        1ull << 46};
+    const uint64_t offsets[] = {
+        0, 0, page, size, 1, rng.below(1 << 20) * page, ~uint64_t{0} << 12};
     const int flags[] = {MAP_SHARED, MAP_SHARED, MAP_PRIVATE,
                          MAP_SHARED | MAP_NORESERVE};
     const int prots[] = {PROT_READ | PROT_WRITE, PROT_READ, PROT_NONE};
@@ -522,7 +531,7 @@ void Thread::do_mmap(Slot &s)
                (flag & MAP_SHARED);
     };
     if (!s.pool && exact())
-        len = size + page;	// no pool for this file: the memory budget
+        len = size + page; // no pool for this file: the memory budget
     const bool valid = exact();
     char what[96];
     std::snprintf(what, sizeof(what), "len=%#llx off=%#llx flags=%#x prot=%#x",
@@ -535,8 +544,8 @@ void Thread::do_mmap(Slot &s)
     // pool; EOVERFLOW: an offset past what the page offset can express
     // for a character device (do_mmap's file_mmap_ok). No file: EBADF,
     // but an unaligned offset is refused before the descriptor is looked at.
-    Errnos allowed = valid ? errnos({0, ENOMEM})
-                           : errnos({EINVAL, ENOMEM, EOVERFLOW});
+    Errnos allowed =
+        valid ? errnos({0, ENOMEM}) : errnos({EINVAL, ENOMEM, EOVERFLOW});
     if (h.fd < 0)
         allowed = errnos({EBADF, EINVAL});
     check(OP_MMAP, err, allowed, h, what, false);
@@ -572,8 +581,7 @@ void Thread::do_munmap(Slot &s)
     }
     // replacing the pages unmaps the pool there as munmap() would, and
     // leaves no hole
-    void *p = map_fixed(s.window + first * proc.page, n * proc.page,
-                        PROT_NONE);
+    void *p = map_fixed(s.window + first * proc.page, n * proc.page, PROT_NONE);
     check(OP_MUNMAP, p == MAP_FAILED ? errno : 0, errnos({0}), Handle{},
           "part of a window");
     std::fill(s.pooled.begin() + static_cast<ptrdiff_t>(first),
@@ -586,7 +594,7 @@ void Thread::touch(Slot &s)
     std::lock_guard g(s.m);
     const size_t pages = s.pooled.size();
     for (int i = 0; i < 8 && pages > 1; i++) {
-        const size_t k = rng.below(pages - 1);	// not the marker page
+        const size_t k = rng.below(pages - 1); // not the marker page
         volatile uint8_t *b = s.window + k * proc.page + rng.below(proc.page);
         if (s.pooled[k] >= 1)
             (void)*b;
@@ -671,7 +679,8 @@ int Thread::open_private()
 {
     int fd = open("/dev/" SMBD_DEVICE_NAME,
                   O_RDWR | O_CLOEXEC | (rng.percent(50) ? O_NONBLOCK : 0));
-    check(OP_OPEN, fd < 0 ? errno : 0, errnos({0, ENOMEM}), Handle{}, "private");
+    check(OP_OPEN, fd < 0 ? errno : 0, errnos({0, ENOMEM}), Handle{},
+          "private");
     if (fd < 0)
         return fd;
     // far above the shared files' numbers: a call racing with a shared
@@ -694,10 +703,11 @@ void Thread::open_close_cycle()
     if (h.fd < 0)
         return;
     // roles and sessions taken here are given up by the close
-    const unsigned ops[] = {OP_GET_INFO, OP_SET_PARAMS, OP_LISTEN, OP_ACCEPT,
-                            OP_REGISTER_SESSION, OP_UNREGISTER_SESSION,
-                            OP_GET_MEM_PARAMS, OP_GET_EVENTS, OP_SEND_PDU,
-                            OP_RDMA_RW, OP_DISCONNECT};
+    const unsigned ops[] = {
+        OP_GET_INFO,       OP_SET_PARAMS,       OP_LISTEN,
+        OP_ACCEPT,         OP_REGISTER_SESSION, OP_UNREGISTER_SESSION,
+        OP_GET_MEM_PARAMS, OP_GET_EVENTS,       OP_SEND_PDU,
+        OP_RDMA_RW,        OP_DISCONNECT};
     for (uint64_t i = rng.range(1, 3); i > 0; i--)
         command(rng.pick(ops), h);
     check(OP_CLOSE, close(h.fd) ? errno : 0, errnos({0}), Handle{}, "private");

@@ -27,30 +27,30 @@
 
 namespace fuzz {
 
-inline constexpr size_t kScratch = 1 << 20;	// per thread
-inline constexpr size_t kCmdArea = 16 << 10;	// the command struct, first
-inline constexpr size_t kEdgeArea = 16 << 10;	// objects meeting the guard, last
+inline constexpr size_t kScratch = 1 << 20;   // per thread
+inline constexpr size_t kCmdArea = 16 << 10;  // the command struct, first
+inline constexpr size_t kEdgeArea = 16 << 10; // objects meeting the guard, last
 inline constexpr unsigned kFlipPages = 4;
 inline constexpr unsigned kHolePages = 4;
-inline constexpr size_t kMaxConns = 16;		// remembered per file
-inline constexpr int kPrivateFds = 900;		// threads' own files from here
+inline constexpr size_t kMaxConns = 16; // remembered per file
+inline constexpr int kPrivateFds = 900; // threads' own files from here
 
 // A file every thread of the process uses. Closing bumps gen first, so a
 // call on a number read before knows it may have raced with the close.
 struct Slot {
-    std::mutex m;			// open, close, the window and conns
+    std::mutex m; // open, close, the window and conns
     std::atomic<int> fd{-1};
     std::atomic<uint64_t> gen{0};
-    std::atomic<int> users{0};		// threads inside a call on it
-    bool pool = false;			// may allocate a pool (memory budget)
-    uint8_t *window = nullptr;		// where its pool is mapped
-    std::vector<uint8_t> pooled;	// per page: 0 not the pool, 1 R, 2 RW
-    std::vector<uint64_t> conns;	// owned by the current file, fair game
+    std::atomic<int> users{0};   // threads inside a call on it
+    bool pool = false;           // may allocate a pool (memory budget)
+    uint8_t *window = nullptr;   // where its pool is mapped
+    std::vector<uint8_t> pooled; // per page: 0 not the pool, 1 R, 2 RW
+    std::vector<uint64_t> conns; // owned by the current file, fair game
 };
 
 // The file one call goes to.
 struct Handle {
-    Slot *slot = nullptr;	// null: a thread's private file
+    Slot *slot = nullptr; // null: a thread's private file
     int fd = -1;
     uint64_t gen = 0;
     bool pool = false;
@@ -60,7 +60,7 @@ struct Handle {
 
 // A call on a shared file: counted, so a close can tell it raced with one.
 class InUse {
-public:
+  public:
     explicit InUse(const Handle &h) : slot_(h.slot)
     {
         if (slot_)
@@ -74,20 +74,20 @@ public:
     InUse(const InUse &) = delete;
     InUse &operator=(const InUse &) = delete;
 
-private:
+  private:
     Slot *slot_;
 };
 
 // How a pointer handed to the kernel was made.
 enum class Ptr {
-    Private,	// the thread's scratch, room for everything described
-    Edge,	// runs into the guard page after the scratch
-    Shared,	// a pool window or a page that comes and goes
-    Bad,	// NULL, kernel, non-canonical, low or never mapped
+    Private, // the thread's scratch, room for everything described
+    Edge,    // runs into the guard page after the scratch
+    Shared,  // a pool window or a page that comes and goes
+    Bad,     // NULL, kernel, non-canonical, low or never mapped
 };
 
 class Process {
-public:
+  public:
     Process(const Setup &setup, unsigned index);
     ~Process();
     Process(const Process &) = delete;
@@ -99,15 +99,15 @@ public:
     Stats &stats;
     const unsigned index;
     const size_t page;
-    const size_t window_len;	// the pool mapping, in whole pages
+    const size_t window_len; // the pool mapping, in whole pages
     std::vector<std::unique_ptr<Slot>> slots;
-    uint8_t *flip = nullptr;	// pages mapped and unmapped at random
+    uint8_t *flip = nullptr; // pages mapped and unmapped at random
     std::mutex flip_m;
     bool flip_mapped[kFlipPages] = {};
-    uint8_t *hole = nullptr;	// never mapped
+    uint8_t *hole = nullptr; // never mapped
     // threads blocked in a call since (ms), for the watchdog's signal
     std::unique_ptr<std::atomic<int64_t>[]> blocked;
-    std::atomic<unsigned> printed{0};	// violations printed
+    std::atomic<unsigned> printed{0}; // violations printed
     // held for reading while a private file must not be inherited
     std::shared_mutex fork_m;
 
@@ -115,7 +115,7 @@ public:
     // The window holds nothing again (the caller holds s.m).
     void reset_window(Slot &s);
 
-private:
+  private:
     void watchdog(const std::vector<pthread_t> &threads);
 
     uint8_t *region_ = nullptr;
@@ -126,15 +126,15 @@ private:
 // A command struct on its way to the kernel.
 struct Request {
     unsigned op;
-    size_t ksize;			// sizeof the struct
+    size_t ksize; // sizeof the struct
     alignas(8) uint8_t body[256];
-    bool valid = true;		// nothing mutated: `semantic` holds
-    bool force_invalid = false;	// must fail before allocating a pool
-    Errnos semantic;		// what a valid request may get
-    int inner = -1;		// errno a mutated field must give, or -1
-    std::string what;		// the mutations, for messages
-    uint8_t *events = nullptr;	// GET_EVENTS: the records, if private
-    uint8_t *data = nullptr;	// and the data area, if private and whole
+    bool valid = true;          // nothing mutated: `semantic` holds
+    bool force_invalid = false; // must fail before allocating a pool
+    Errnos semantic;            // what a valid request may get
+    int inner = -1;             // errno a mutated field must give, or -1
+    std::string what;           // the mutations, for messages
+    uint8_t *events = nullptr;  // GET_EVENTS: the records, if private
+    uint8_t *data = nullptr;    // and the data area, if private and whole
 
     template <typename T> T &as() { return *reinterpret_cast<T *>(body); }
     void mutated(const std::string &m)
@@ -146,11 +146,11 @@ struct Request {
 };
 
 class Thread {
-public:
+  public:
     Thread(Process &proc, unsigned index);
     void run();
 
-private:
+  private:
     void step();
     Handle borrow_slot(Slot &s);
     // Opens a file for @s if it has none (the caller holds s.m).
@@ -199,7 +199,7 @@ private:
     void roles_and_sessions();
     int simple(unsigned op, const Handle &h, void *arg, Errnos allowed,
                const char *what);
-    void fork_child(Slot &s);	// child.cpp
+    void fork_child(Slot &s); // child.cpp
     void flip_page();
 
     // memory the kernel is pointed at; see Ptr
@@ -228,12 +228,12 @@ private:
     const unsigned index;
     Rng rng;
     bool hostile = false;
-    uint64_t focus = 0;		// a connection just accepted
+    uint64_t focus = 0; // a connection just accepted
     uint64_t op_no = 0;
     uint8_t *const scratch;
     size_t bump = kCmdArea;
     ThreadStatus &status;
-    smbd::device::Params params;	// keeps sec_blob alive
+    smbd::device::Params params; // keeps sec_blob alive
     smbd_set_params valid_params;
 };
 
@@ -242,9 +242,9 @@ private:
 struct ChildPlan {
     int fd;
     size_t page;
-    uint8_t *pool_pages[8];	// the parent's pool pages: absent here
+    uint8_t *pool_pages[8]; // the parent's pool pages: absent here
     unsigned npool;
-    uint8_t *control;		// mapped here too
+    uint8_t *control; // mapped here too
     struct Call {
         unsigned op;
         unsigned long nr;
@@ -252,10 +252,10 @@ struct ChildPlan {
         Errnos allowed;
     } calls[4];
     unsigned ncalls;
-    void *set_params;		// valid: EPERM without CAP_NET_ADMIN
+    void *set_params; // valid: EPERM without CAP_NET_ADMIN
     void *listen;
-    void *accept;		// as nobody: EPERM, ENOENT without listener
-    bool map_pool;		// map the file here and find the marker
+    void *accept;  // as nobody: EPERM, ENOENT without listener
+    bool map_pool; // map the file here and find the marker
     size_t mmap_size;
     size_t marker_offset;
     uint64_t marker;
