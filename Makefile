@@ -14,11 +14,20 @@
 #                 and through its ioctls, the e2e scenarios, faults under
 #                 cifs I/O and a soak; prints the figures
 #   make check    install what is missing, build the module against Debian's
-#                 packaged kernel headers, build and run the unit tests
+#                 packaged kernel headers, build and run the unit tests, the
+#                 guest tier on each supported kernel, the fuzzers briefly
 #   make module   build driver/smbdirect.ko only
 #   make unit     build and run the unit tests only
-#   make vm       run the guest tier: QEMU with Debian's stock kernel,
-#                 soft-RoCE and the module loaded; ioctl harness, scenarios
+#   make lint     checkpatch --strict, sparse, the UAPI header check and
+#                 its kernel-doc, clang-format and clang-tidy (make check
+#                 runs it)
+#   make dkms-source  the module's source and dkms.conf for DKMS, into
+#                 $(DESTDIR)/usr/src/smbdirect-<version>
+#   make dkms-check  dkms add/build/install of it for each supported kernel
+#                 (make check runs it)
+#   make vm       run the guest tier: QEMU with each of Debian's kernels the
+#                 module supports (6.1, 6.12), soft-RoCE and the module
+#                 built for it loaded; ioctl harness, scenarios
 #   make bench    in one guest run on one soft-RoCE device: SMB2 READ and
 #                 WRITE through the driver against raw ib_write_bw and
 #                 ib_read_bw at 1 MiB, 64 KiB and 4 KiB, with the responder
@@ -28,8 +37,11 @@
 #   make fuzz     run each parser's libFuzzer target (FUZZ_SECONDS each;
 #                 make check runs them briefly)
 #   make install  libsmbd (shared libraries, headers with the UAPI header,
-#                 pkg-config files) into $(DESTDIR)$(PREFIX), from an
-#                 optimized build without sanitizers
+#                 pkg-config files) and smbdctl with its man page into
+#                 $(DESTDIR)$(PREFIX), from an optimized build without
+#                 sanitizers
+#   make deb      the Debian packages (smbdirect-dkms, libsmbd0,
+#                 libsmbd-tevent0, libsmbd-dev, smbdctl) into $(BUILD)/deb
 #   make install-check  make install into a scratch tree, checked as a
 #                 consumer sees it (run by make check)
 #   make e2e-kernel  the guest kernel for the end-to-end tests, from
@@ -49,14 +61,18 @@ FUZZ_SECONDS ?= 300
 FUZZ_TARGETS := negotiate data_transfer credits smb2_negotiate session_setup \
 	buffer_desc
 
+# one version for the library, the module's DKMS package and the packages
+VERSION := $(shell sed -n '/^project/s/.* VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 PREFIX ?= /usr/local
 INSTALL_BUILD ?= $(BUILD)/install
 
 .PHONY: check check-debug demo demo-responder e2e bench setup module build unit vm \
+	lint dkms-source dkms-check deb deb-check \
 	fuzz install install-check e2e-kernel samba clean
 
 check: setup
-	$(MAKE) --no-print-directory module unit install-check vm
+	$(MAKE) --no-print-directory module unit install-check lint dkms-check \
+		deb-check vm
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
 
 setup:
@@ -75,6 +91,9 @@ demo-responder: setup
 
 e2e: setup
 	SMBD_BUILD=$(abspath $(BUILD)) tools/e2e/run.sh
+	$(MAKE) --no-print-directory deb
+	SMBD_BUILD=$(abspath $(BUILD)) SMBD_E2E_DRIVER=none \
+		tools/e2e/run.sh tests/e2e/packages.sh
 
 check-debug: setup
 	$(MAKE) --no-print-directory build install-check
@@ -121,15 +140,52 @@ unit: build
 
 vm: module unit install-check
 	SMBD_BUILD=$(BUILD) SMBD_VM_TIMEOUT=$${SMBD_VM_TIMEOUT:-900} \
-		tools/vm/run.sh tests/vm/tier.sh
+		tools/vm/kernels.sh tests/vm/tier.sh
 
-# Only the library: a host that builds Samba needs neither the tests'
-# nor the tools' dependencies.
+# What kernel and Samba reviewers run: checkpatch --strict and sparse on
+# the driver (each supported kernel), the UAPI header as "make headers"
+# installs and checks it and its kernel-doc, clang-format and clang-tidy on the userspace code,
+# groff's warnings on the man page.
+lint: build
+	tools/lint/checkpatch.sh
+	SMBD_BUILD=$(abspath $(BUILD)) tools/lint/sparse.sh
+	tools/lint/uapi-header.sh
+	tools/lint/kernel-doc.sh
+	tools/lint/clang-format.sh
+	SMBD_BUILD=$(abspath $(BUILD)) tools/lint/clang-tidy.sh
+	LC_ALL=C groff -man -ww -z tools/smbdctl/smbdctl.8
+
+# The module's source as DKMS takes it: driver/ and include/ (sources
+# only) and dkms.conf in $(DESTDIR)/usr/src/smbdirect-$(VERSION); then
+# dkms install smbdirect/$(VERSION) builds and installs it for a kernel.
+DKMS_DIR = $(DESTDIR)/usr/src/smbdirect-$(VERSION)
+dkms-source:
+	rm -rf $(DKMS_DIR)
+	install -d $(DKMS_DIR)
+	find driver include \( -name '*.[ch]' ! -name '*.mod.c' \) -o \
+		-name Kbuild | xargs cp --parents -t $(DKMS_DIR)
+	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf.in >$(DKMS_DIR)/dkms.conf
+
+# dkms add, build and install of that source for each supported kernel,
+# in scratch trees
+dkms-check:
+	tests/packaging/dkms.sh
+
+deb:
+	tools/packaging/deb.sh $(BUILD)/deb
+
+# the packages' contents and lintian's verdict (make check); make e2e
+# installs them in the guest and runs the demo from them
+deb-check: deb
+	tests/packaging/deb.sh $(BUILD)/deb
+
+# libsmbd and smbdctl only: a host that builds Samba needs neither the
+# tests' nor the other tools' dependencies.
 install:
 	cmake -S . -B $(INSTALL_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-		-DSMBD_SANITIZE=OFF -DSMBD_WERROR=OFF -DSMBD_LIBRARY_ONLY=ON \
+		-DSMBD_SANITIZE=OFF -DSMBD_WERROR=OFF -DSMBD_INSTALL_ONLY=ON \
 		-DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
-	cmake --build $(INSTALL_BUILD) -j$(JOBS) --target smbd smbd-tevent \
+	cmake --build $(INSTALL_BUILD) -j$(JOBS) \
 		>$(INSTALL_BUILD)/build.log 2>&1 || \
 		{ tail -n 40 $(INSTALL_BUILD)/build.log; exit 1; }
 	DESTDIR=$(DESTDIR) cmake --install $(INSTALL_BUILD)

@@ -11,14 +11,8 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-cache_root="${SMBD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect}"
-as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
-missing() {
-	for p in "$@"; do
-		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
-			grep -q '^install ok installed$' || echo "$p"
-	done
-}
+. "$repo/tools/lib.sh"
+cache_root=$(cache_root)
 
 # what the trimmed configure needs (reference: bison, flex, gnutls, krb5
 # for --with-system-mitkrb5, yapp for pidl; system talloc, tevent, tdb and
@@ -32,26 +26,19 @@ has_src() {
 	grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list \
 		/etc/apt/sources.list.d/
 }
-todo=$(missing $PKGS)
-if [ -n "$todo" ] || ! has_src; then
-	export DEBIAN_FRONTEND=noninteractive
-	if ! has_src; then
-		echo "samba: adding deb-src entries for the configured deb ones" >&2
-		list=/etc/apt/sources.list.d/smbdirect-deb-src
-		for f in /etc/apt/sources.list.d/*.sources; do
-			[ -f "$f" ] || continue
-			sed -n 's/^Types: deb$/Types: deb-src/; /^Types: deb-src/,/^$/p' "$f"
-		done | as_root tee "$list.sources" >/dev/null
-		sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list 2>/dev/null |
-			as_root tee "$list.list" >/dev/null
-	fi
+if ! has_src; then
+	echo "samba: adding deb-src entries for the configured deb ones" >&2
+	list=/etc/apt/sources.list.d/smbdirect-deb-src
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		sed -n 's/^Types: deb$/Types: deb-src/; /^Types: deb-src/,/^$/p' "$f"
+	done | as_root tee "$list.sources" >/dev/null
+	sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list 2>/dev/null |
+		as_root tee "$list.list" >/dev/null
 	as_root apt-get update -qq
-	if [ -n "$todo" ]; then
-		echo "samba: installing $(echo $todo)" >&2
-		# shellcheck disable=SC2086 # the package list is split on purpose
-		as_root apt-get install -y -qq --no-install-recommends $todo >/dev/null
-	fi
 fi
+# shellcheck disable=SC2086 # the package list is split on purpose
+need_packages samba $PKGS
 
 version=$(apt-cache showsrc samba | sed -n 's/^Version: //p' | sort -V | tail -n 1)
 case $version in

@@ -23,7 +23,7 @@
 #include <libsmbd.h>
 
 #ifdef __cplusplus
-extern "C" {	/* tevent.h has no C++ guard of its own */
+extern "C" { /* tevent.h has no C++ guard of its own */
 #endif
 
 #include <talloc.h>

@@ -49,9 +49,9 @@ extern "C" {
 /* "0.2.0": the library's version, which may differ from the header's */
 const char *smbd_dev_version(void);
 
-struct smbd_dev;	/* an open /dev/smbd */
-struct smbd_dev_events;	/* storage for fetched events, reused per fetch */
-struct smbd_dev_buf;	/* pool memory lent to one transfer */
+struct smbd_dev; /* an open /dev/smbd */
+struct smbd_dev_events; /* storage for fetched events, reused per fetch */
+struct smbd_dev_buf; /* pool memory lent to one transfer */
 
 /*
  * struct smbd_dev_open_args - what smbd_dev_open needs
@@ -68,8 +68,10 @@ struct smbd_dev_open_args {
 	const char *path;
 };
 
-#define SMBD_DEV_OPEN_ARGS_INIT                                              \
-	{ sizeof(struct smbd_dev_open_args), SMBD_ABI_VERSION, 0, NULL }
+#define SMBD_DEV_OPEN_ARGS_INIT                                                \
+	{                                                                      \
+		sizeof(struct smbd_dev_open_args), SMBD_ABI_VERSION, 0, NULL   \
+	}
 
 /*
  * Opens the device (non-blocking, close-on-exec) and checks that the library
@@ -78,8 +80,8 @@ struct smbd_dev_open_args {
  * feature (EOPNOTSUPP). On failure *devp is NULL and @errbuf (if given)
  * holds why, e.g. that the module is not loaded.
  */
-int smbd_dev_open(const struct smbd_dev_open_args *args,
-		  struct smbd_dev **devp, char *errbuf, size_t errlen);
+int smbd_dev_open(const struct smbd_dev_open_args *args, struct smbd_dev **devp,
+		  char *errbuf, size_t errlen);
 /*
  * Closes the handle. Once no forked copy of its descriptor is open either,
  * the kernel ends its connections, unregisters its sessions and frees its
@@ -115,7 +117,8 @@ struct smbd_dev_info {
 	uint32_t max_iovs;
 	uint32_t max_descriptors;
 };
-/* Fills the first @size bytes of @info (sizeof(*info) as the caller knows it). */
+/* Fills the first @size bytes of @info (sizeof(*info) as the caller knows it).
+ */
 void smbd_dev_get_info(const struct smbd_dev *dev, struct smbd_dev_info *info,
 		       size_t size);
 
@@ -153,7 +156,7 @@ struct smbd_dev_policy {
 	uint32_t max_transact_size;
 	uint32_t max_read_size;
 	uint32_t max_write_size;
-	uint32_t policy_flags;	/* SMBD_POLICY_* */
+	uint32_t policy_flags; /* SMBD_POLICY_* */
 	const uint16_t *ciphers;
 	size_t cipher_count;
 	const uint16_t *signing_algorithms;
@@ -252,8 +255,8 @@ void smbd_dev_events_free(struct smbd_dev_events *evs);
  */
 int smbd_dev_fetch(struct smbd_dev *dev, struct smbd_dev_events *evs,
 		   size_t *count);
-const struct smbd_dev_event *smbd_dev_events_at(
-	const struct smbd_dev_events *evs, size_t index);
+const struct smbd_dev_event *
+smbd_dev_events_at(const struct smbd_dev_events *evs, size_t index);
 
 /* ---- sending PDUs ---- */
 

@@ -37,12 +37,24 @@ uint32_t copy_ids(const std::vector<uint16_t> &ids, __u16 (&out)[N])
 }
 
 const char *const reason_names[] = {
-    nullptr,          "local",           "peer",
-    "owner_closed",   "device_removed",  "negotiate_timeout",
-    "keepalive_timeout", "accept_timeout", "credit_timeout",
-    "bad_negotiate",  "bad_message",     "bad_reassembly",
-    "credit_violation", "bad_smb2",      "unknown_session",
-    "no_listener",    "rdma_error",      "no_memory",
+    nullptr,
+    "local",
+    "peer",
+    "owner_closed",
+    "device_removed",
+    "negotiate_timeout",
+    "keepalive_timeout",
+    "accept_timeout",
+    "credit_timeout",
+    "bad_negotiate",
+    "bad_message",
+    "bad_reassembly",
+    "credit_violation",
+    "bad_smb2",
+    "unknown_session",
+    "no_listener",
+    "rdma_error",
+    "no_memory",
     "setup_timeout",
 };
 static_assert(std::size(reason_names) == SMBD_REASON_SETUP_TIMEOUT + 1);
@@ -75,8 +87,8 @@ smbd_set_params Params::to_uapi() const
     p.max_write_size = max_write_size;
     p.policy_flags = policy_flags;
     p.cipher_count = copy_ids(ciphers, p.ciphers);
-    p.signing_algorithm_count = copy_ids(signing_algorithms,
-                                         p.signing_algorithms);
+    p.signing_algorithm_count =
+        copy_ids(signing_algorithms, p.signing_algorithms);
     p.sec_blob_len = static_cast<uint32_t>(sec_blob.size());
     p.sec_blob_ptr = reinterpret_cast<uintptr_t>(sec_blob.data());
     return p;
@@ -104,8 +116,8 @@ Params default_params()
     // Samba's ServerGuid: the lower-case NetBIOS name, NUL-padded
     const char name[] = "smbdirect-test";
     std::copy(name, name + sizeof(name) - 1, p.server_guid.begin());
-    p.capabilities = cap_dfs | cap_leasing | cap_large_mtu |
-                     cap_multi_channel | cap_encryption;
+    p.capabilities = cap_dfs | cap_leasing | cap_large_mtu | cap_multi_channel |
+                     cap_encryption;
     p.security_mode = signing_enabled;
     p.min_dialect = 0x0300;
     p.max_dialect = 0x0311;
@@ -115,10 +127,9 @@ Params default_params()
     p.ciphers = {aes128_gcm, aes128_ccm, aes256_gcm, aes256_ccm};
     p.signing_algorithms = {aes128_gmac, aes128_cmac, hmac_sha256};
     // negTokenInit with the SPNEGO OID and an NTLMSSP mechType
-    p.sec_blob = {0x60, 0x1c, 0x06, 0x06, 0x2b, 0x06, 0x01, 0x05, 0x05,
-                  0x02, 0xa0, 0x12, 0x30, 0x10, 0xa0, 0x0e, 0x30, 0x0c,
-                  0x06, 0x0a, 0x2b, 0x06, 0x01, 0x04, 0x01, 0x82, 0x37,
-                  0x02, 0x02, 0x0a};
+    p.sec_blob = {0x60, 0x1c, 0x06, 0x06, 0x2b, 0x06, 0x01, 0x05, 0x05, 0x02,
+                  0xa0, 0x12, 0x30, 0x10, 0xa0, 0x0e, 0x30, 0x0c, 0x06, 0x0a,
+                  0x2b, 0x06, 0x01, 0x04, 0x01, 0x82, 0x37, 0x02, 0x02, 0x0a};
     return p;
 }
 
@@ -126,7 +137,8 @@ std::span<const uint8_t> Event::negotiate_request() const
 {
     const auto &c = raw.u.new_channel;
     if (uint64_t{c.negotiate_req_len} + c.negotiate_resp_len +
-            c.session_setup_len != data.size())
+            c.session_setup_len !=
+        data.size())
         return {};
     return std::span(data).subspan(0, c.negotiate_req_len);
 }
@@ -265,9 +277,9 @@ int Device::get_events(std::vector<Event> &out, uint32_t max_events,
         if (e.data_offset > g.out_data_used ||
             e.data_len > g.out_data_used - e.data_offset)
             return EPROTO;
-        out.push_back({e, std::vector<uint8_t>(
-                                  data.get() + e.data_offset,
-                                  data.get() + e.data_offset + e.data_len)});
+        out.push_back(
+            {e, std::vector<uint8_t>(data.get() + e.data_offset,
+                                     data.get() + e.data_offset + e.data_len)});
     }
     return 0;
 }
@@ -283,8 +295,8 @@ int Device::rdma_rw(std::span<const RwOp> ops, uint32_t *done)
         r.slices_ptr = reinterpret_cast<uintptr_t>(o.slices.data());
         r.slice_count = static_cast<uint32_t>(o.slices.size());
         r.descs_ptr = reinterpret_cast<uintptr_t>(o.descriptors.data());
-        r.desc_count = static_cast<uint32_t>(o.descriptors.size() /
-                                             buffer_desc_size);
+        r.desc_count =
+            static_cast<uint32_t>(o.descriptors.size() / buffer_desc_size);
         r.direction = o.direction;
     }
     smbd_rdma_rw rw{};
@@ -305,8 +317,8 @@ int Device::send_pdu(std::span<const SendEntry> entries, uint32_t *done)
     for (size_t i = 0; i < entries.size(); i++) {
         const SendEntry &e = entries[i];
         for (auto piece : e.iov)
-            iovs[i].push_back({reinterpret_cast<uintptr_t>(piece.data()),
-                               piece.size()});
+            iovs[i].push_back(
+                {reinterpret_cast<uintptr_t>(piece.data()), piece.size()});
         smbd_send_entry &r = raw_entries[i];
         r.conn_id = e.conn_id;
         r.user_data = e.user_data;
@@ -380,9 +392,9 @@ int PoolMapping::map(Device &dev)
     smbd_mem_params mem;
     if (int err = dev.get_mem_params(mem))
         return err;
-    void *p = ::mmap(nullptr, mem.out_mmap_size, PROT_READ | PROT_WRITE,
-                     MAP_SHARED, dev.fd(),
-                     static_cast<off_t>(mem.out_mmap_offset));
+    void *p =
+        ::mmap(nullptr, mem.out_mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+               dev.fd(), static_cast<off_t>(mem.out_mmap_offset));
     if (p == MAP_FAILED)
         return errno;
     base_ = static_cast<uint8_t *>(p);
@@ -402,10 +414,10 @@ void PoolMapping::unmap()
 std::vector<std::string> counter_names()
 {
     std::vector<std::string> names = {
-        "conn_requests", "conn_rejected",  "conn_active",
-        "negotiated",    "pdus_received",  "pdus_sent",
-        "bytes_received", "bytes_sent",    "keepalives_sent",
-        "credit_stalls",  "rdma_reads",    "rdma_writes",
+        "conn_requests",   "conn_rejected",    "conn_active",
+        "negotiated",      "pdus_received",    "pdus_sent",
+        "bytes_received",  "bytes_sent",       "keepalives_sent",
+        "credit_stalls",   "rdma_reads",       "rdma_writes",
         "rdma_read_bytes", "rdma_write_bytes", "rdma_errors",
         "rdma_inflight",
     };
@@ -421,10 +433,8 @@ std::optional<uint64_t> read_counter(std::string_view name)
     if (!f || !std::getline(f, text))
         return std::nullopt;
     uint64_t v = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(),
-                                     v);
-    if (ec != std::errc() || end != text.data() + text.size() ||
-        text.empty())
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size() || text.empty())
         return std::nullopt;
     return v;
 }
@@ -432,13 +442,20 @@ std::optional<uint64_t> read_counter(std::string_view name)
 const char *event_name(uint32_t type)
 {
     switch (type) {
-    case SMBD_EVENT_NEW_CONNECTION: return "NEW_CONNECTION";
-    case SMBD_EVENT_NEW_CHANNEL: return "NEW_CHANNEL";
-    case SMBD_EVENT_PDU_RECEIVED: return "PDU_RECEIVED";
-    case SMBD_EVENT_SEND_DONE: return "SEND_DONE";
-    case SMBD_EVENT_RDMA_DONE: return "RDMA_DONE";
-    case SMBD_EVENT_DISCONNECTED: return "DISCONNECTED";
-    case SMBD_EVENT_OVERFLOW: return "OVERFLOW";
+    case SMBD_EVENT_NEW_CONNECTION:
+        return "NEW_CONNECTION";
+    case SMBD_EVENT_NEW_CHANNEL:
+        return "NEW_CHANNEL";
+    case SMBD_EVENT_PDU_RECEIVED:
+        return "PDU_RECEIVED";
+    case SMBD_EVENT_SEND_DONE:
+        return "SEND_DONE";
+    case SMBD_EVENT_RDMA_DONE:
+        return "RDMA_DONE";
+    case SMBD_EVENT_DISCONNECTED:
+        return "DISCONNECTED";
+    case SMBD_EVENT_OVERFLOW:
+        return "OVERFLOW";
     }
     return "unknown";
 }

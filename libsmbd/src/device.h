@@ -83,11 +83,11 @@ struct RwOp {
     uint64_t user_data = 0;
     std::vector<smbd_slice> slices;
     std::span<const uint8_t> descriptors;
-    uint32_t direction = 0;	// SMBD_RW_*
+    uint32_t direction = 0; // SMBD_RW_*
 };
 
 class Device {
-public:
+  public:
     struct Closed {};
     static constexpr Closed closed{};
 
@@ -133,7 +133,7 @@ public:
     // poll() revents for POLLIN within timeout_ms, or -errno.
     int poll_in(int timeout_ms);
 
-private:
+  private:
     int fd_ = -1;
     int open_errno_ = 0;
 };
@@ -141,7 +141,7 @@ private:
 // A file's buffer pool mapped into this process (GET_MEM_PARAMS, then
 // mmap of exactly what it reports); unmapped when it goes out of scope.
 class PoolMapping {
-public:
+  public:
     PoolMapping() = default;
     ~PoolMapping();
     PoolMapping(PoolMapping &&other) noexcept;
@@ -162,7 +162,7 @@ public:
         return base_ + static_cast<size_t>(i) * buffer_size_;
     }
 
-private:
+  private:
     void unmap();
 
     uint8_t *base_ = nullptr;

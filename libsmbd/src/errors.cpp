@@ -11,20 +11,34 @@ namespace {
 const char *step_name(Step step)
 {
     switch (step) {
-    case Step::open: return "open the SMB Direct device";
-    case Step::info: return "query the SMB Direct device";
-    case Step::set_policy: return "set the SMB Direct policy";
-    case Step::listen: return "listen for SMB Direct connections";
-    case Step::accept: return "accept an SMB Direct connection";
-    case Step::register_session: return "register a session";
-    case Step::unregister_session: return "unregister a session";
-    case Step::disconnect: return "disconnect";
-    case Step::fetch: return "fetch events";
-    case Step::send: return "send a PDU";
-    case Step::map_pool: return "map the buffer pool";
-    case Step::alloc: return "allocate pool memory";
-    case Step::rdma: return "start an RDMA transfer";
-    case Step::descs: return "check buffer descriptors";
+    case Step::open:
+        return "open the SMB Direct device";
+    case Step::info:
+        return "query the SMB Direct device";
+    case Step::set_policy:
+        return "set the SMB Direct policy";
+    case Step::listen:
+        return "listen for SMB Direct connections";
+    case Step::accept:
+        return "accept an SMB Direct connection";
+    case Step::register_session:
+        return "register a session";
+    case Step::unregister_session:
+        return "unregister a session";
+    case Step::disconnect:
+        return "disconnect";
+    case Step::fetch:
+        return "fetch events";
+    case Step::send:
+        return "send a PDU";
+    case Step::map_pool:
+        return "map the buffer pool";
+    case Step::alloc:
+        return "allocate pool memory";
+    case Step::rdma:
+        return "start an RDMA transfer";
+    case Step::descs:
+        return "check buffer descriptors";
     }
     return "use the SMB Direct device";
 }

@@ -12,8 +12,19 @@
 namespace smbd::lib {
 
 enum class Step {
-    open, info, set_policy, listen, accept, register_session,
-    unregister_session, disconnect, fetch, send, map_pool, alloc, rdma,
+    open,
+    info,
+    set_policy,
+    listen,
+    accept,
+    register_session,
+    unregister_session,
+    disconnect,
+    fetch,
+    send,
+    map_pool,
+    alloc,
+    rdma,
     descs,
 };
 

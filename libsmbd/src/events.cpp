@@ -32,7 +32,8 @@ bool decode_event(const smbd_event &raw, std::span<const uint8_t> data,
     case SMBD_EVENT_NEW_CHANNEL: {
         const auto &c = raw.u.new_channel;
         if (uint64_t{c.negotiate_req_len} + c.negotiate_resp_len +
-                c.session_setup_len != raw.data_len)
+                c.session_setup_len !=
+            raw.data_len)
             return false;
         out.session_id = c.session_id;
         out.dialect = c.dialect;

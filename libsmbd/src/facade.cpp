@@ -15,7 +15,7 @@ using smbd::lib::Handle;
 
 struct smbd_dev {
     std::unique_ptr<Handle> h;
-    std::string msg;	// for failures before or outside the handle
+    std::string msg; // for failures before or outside the handle
 };
 
 struct smbd_dev_events {
@@ -25,10 +25,10 @@ struct smbd_dev_events {
 namespace {
 
 // the fields version 0.1 of each struct has
-constexpr size_t open_args_v1 = offsetof(smbd_dev_open_args, path) +
-                                sizeof(const char *);
-constexpr size_t policy_v1 = offsetof(smbd_dev_policy, sec_blob_len) +
-                             sizeof(size_t);
+constexpr size_t open_args_v1 =
+    offsetof(smbd_dev_open_args, path) + sizeof(const char *);
+constexpr size_t policy_v1 =
+    offsetof(smbd_dev_policy, sec_blob_len) + sizeof(size_t);
 
 int result(std::error_code ec) { return ec.value(); }
 
@@ -46,7 +46,8 @@ template <typename Fn> int guarded(smbd_dev *dev, Fn fn)
         if (dev)
             dev->msg.clear();
         return fn();
-    } catch (...) {
+    }
+    catch (...) {
         if (dev)
             dev->msg = "out of memory";
         return ENOMEM;
@@ -55,8 +56,7 @@ template <typename Fn> int guarded(smbd_dev *dev, Fn fn)
 
 // A batch call: *@out (if given) counts what went, also on failure.
 template <typename Fn>
-int counted(smbd_dev *dev, bool has_array, const char *what, size_t *out,
-            Fn fn)
+int counted(smbd_dev *dev, bool has_array, const char *what, size_t *out, Fn fn)
 {
     size_t done = 0;
     if (out)
@@ -90,20 +90,17 @@ const smbd::device::Params &defaults()
 
 extern "C" {
 
-const char *smbd_dev_version(void)
-{
-    return LIBSMBD_VERSION_STRING;
-}
+const char *smbd_dev_version(void) { return LIBSMBD_VERSION_STRING; }
 
-int
-smbd_dev_open(const struct smbd_dev_open_args *args, struct smbd_dev **devp,
-              char *errbuf, size_t errlen)
+int smbd_dev_open(const struct smbd_dev_open_args *args, struct smbd_dev **devp,
+                  char *errbuf, size_t errlen)
 {
     if (devp)
         *devp = nullptr;
     if (!args || !devp || args->size < open_args_v1) {
         copy_message("invalid argument: open arguments (use "
-                     "SMBD_DEV_OPEN_ARGS_INIT)", errbuf, errlen);
+                     "SMBD_DEV_OPEN_ARGS_INIT)",
+                     errbuf, errlen);
         return EINVAL;
     }
     std::string msg;
@@ -126,27 +123,19 @@ smbd_dev_open(const struct smbd_dev_open_args *args, struct smbd_dev **devp,
     return err;
 }
 
-void smbd_dev_close(struct smbd_dev *dev)
-{
-    delete dev;
-}
+void smbd_dev_close(struct smbd_dev *dev) { delete dev; }
 
-const char *
-smbd_dev_errmsg(const struct smbd_dev *dev)
+const char *smbd_dev_errmsg(const struct smbd_dev *dev)
 {
     if (!dev)
         return "no device handle";
     return dev->msg.empty() ? dev->h->errmsg().c_str() : dev->msg.c_str();
 }
 
-int smbd_dev_fd(const struct smbd_dev *dev)
-{
-    return dev ? dev->h->fd() : -1;
-}
+int smbd_dev_fd(const struct smbd_dev *dev) { return dev ? dev->h->fd() : -1; }
 
-void
-smbd_dev_get_info(const struct smbd_dev *dev, struct smbd_dev_info *out,
-                  size_t size)
+void smbd_dev_get_info(const struct smbd_dev *dev, struct smbd_dev_info *out,
+                       size_t size)
 {
     if (!dev || !out)
         return;
@@ -164,20 +153,17 @@ smbd_dev_get_info(const struct smbd_dev *dev, struct smbd_dev_info *out,
     std::memcpy(out, &all, all.size);
 }
 
-const char *
-smbd_dev_event_name(uint32_t type)
+const char *smbd_dev_event_name(uint32_t type)
 {
     return smbd::device::event_name(type);
 }
 
-const char *
-smbd_dev_reason_name(uint32_t reason)
+const char *smbd_dev_reason_name(uint32_t reason)
 {
     return smbd::device::reason_name(reason);
 }
 
-void
-smbd_dev_policy_init(struct smbd_dev_policy *out, size_t size)
+void smbd_dev_policy_init(struct smbd_dev_policy *out, size_t size)
 {
     if (!out)
         return;
@@ -189,8 +175,7 @@ smbd_dev_policy_init(struct smbd_dev_policy *out, size_t size)
     std::memcpy(out, &all, all.size);
 }
 
-int
-smbd_dev_set_policy(struct smbd_dev *dev, const struct smbd_dev_policy *p)
+int smbd_dev_set_policy(struct smbd_dev *dev, const struct smbd_dev_policy *p)
 {
     if (!dev)
         return EINVAL;
@@ -212,49 +197,41 @@ int smbd_dev_listen(struct smbd_dev *dev)
     return guarded(dev, [&] { return result(dev->h->listen()); });
 }
 
-int
-smbd_dev_accept(struct smbd_dev *dev, const uint8_t *token,
-                uint64_t *conn_id)
+int smbd_dev_accept(struct smbd_dev *dev, const uint8_t *token,
+                    uint64_t *conn_id)
 {
     if (!dev)
         return EINVAL;
     if (!token || !conn_id)
         return invalid(dev, "token or conn_id");
-    return guarded(dev, [&] {
-        return result(dev->h->accept(token, *conn_id));
-    });
+    return guarded(dev,
+                   [&] { return result(dev->h->accept(token, *conn_id)); });
 }
 
-int
-smbd_dev_register_session(struct smbd_dev *dev, uint64_t session_id)
+int smbd_dev_register_session(struct smbd_dev *dev, uint64_t session_id)
 {
     if (!dev)
         return EINVAL;
-    return guarded(dev, [&] {
-        return result(dev->h->register_session(session_id));
-    });
+    return guarded(
+        dev, [&] { return result(dev->h->register_session(session_id)); });
 }
 
-int
-smbd_dev_unregister_session(struct smbd_dev *dev, uint64_t session_id)
+int smbd_dev_unregister_session(struct smbd_dev *dev, uint64_t session_id)
 {
     if (!dev)
         return EINVAL;
-    return guarded(dev, [&] {
-        return result(dev->h->unregister_session(session_id));
-    });
+    return guarded(
+        dev, [&] { return result(dev->h->unregister_session(session_id)); });
 }
 
-int
-smbd_dev_disconnect(struct smbd_dev *dev, uint64_t conn_id)
+int smbd_dev_disconnect(struct smbd_dev *dev, uint64_t conn_id)
 {
     if (!dev)
         return EINVAL;
     return guarded(dev, [&] { return result(dev->h->disconnect(conn_id)); });
 }
 
-int
-smbd_dev_events_new(struct smbd_dev *dev, struct smbd_dev_events **evsp)
+int smbd_dev_events_new(struct smbd_dev *dev, struct smbd_dev_events **evsp)
 {
     if (!dev || !evsp)
         return EINVAL;
@@ -265,15 +242,10 @@ smbd_dev_events_new(struct smbd_dev *dev, struct smbd_dev_events **evsp)
     });
 }
 
-void
-smbd_dev_events_free(struct smbd_dev_events *evs)
-{
-    delete evs;
-}
+void smbd_dev_events_free(struct smbd_dev_events *evs) { delete evs; }
 
-int
-smbd_dev_fetch(struct smbd_dev *dev, struct smbd_dev_events *evs,
-               size_t *count)
+int smbd_dev_fetch(struct smbd_dev *dev, struct smbd_dev_events *evs,
+                   size_t *count)
 {
     if (count)
         *count = 0;
@@ -296,17 +268,16 @@ smbd_dev_events_at(const struct smbd_dev_events *evs, size_t index)
     return &evs->batch.events[index];
 }
 
-int
-smbd_dev_send(struct smbd_dev *dev, const struct smbd_dev_pdu *pdus,
-              size_t count, size_t *sent)
+int smbd_dev_send(struct smbd_dev *dev, const struct smbd_dev_pdu *pdus,
+                  size_t count, size_t *sent)
 {
     return counted(dev, pdus || !count, "PDU array", sent, [&](size_t &n) {
         return dev->h->send({pdus, count}, n);
     });
 }
 
-int
-smbd_dev_buf_alloc(struct smbd_dev *dev, size_t len, struct smbd_dev_buf **bufp)
+int smbd_dev_buf_alloc(struct smbd_dev *dev, size_t len,
+                       struct smbd_dev_buf **bufp)
 {
     if (!dev)
         return EINVAL;
@@ -321,28 +292,24 @@ smbd_dev_buf_alloc(struct smbd_dev *dev, size_t len, struct smbd_dev_buf **bufp)
     });
 }
 
-uint8_t *
-smbd_dev_buf_data(const struct smbd_dev_buf *buf)
+uint8_t *smbd_dev_buf_data(const struct smbd_dev_buf *buf)
 {
     return buf ? buf->data : nullptr;
 }
 
-size_t
-smbd_dev_buf_len(const struct smbd_dev_buf *buf)
+size_t smbd_dev_buf_len(const struct smbd_dev_buf *buf)
 {
     return buf ? buf->len : 0;
 }
 
-void
-smbd_dev_buf_free(struct smbd_dev_buf *buf)
+void smbd_dev_buf_free(struct smbd_dev_buf *buf)
 {
     if (buf)
         buf->owner->release(buf);
 }
 
-int
-smbd_dev_descs_check(const struct smbd_dev *dev, const uint8_t *descs,
-                     size_t descs_len, uint64_t *total)
+int smbd_dev_descs_check(const struct smbd_dev *dev, const uint8_t *descs,
+                         size_t descs_len, uint64_t *total)
 {
     if (!dev || !total || (!descs && descs_len))
         return EINVAL;
@@ -354,9 +321,8 @@ smbd_dev_descs_check(const struct smbd_dev *dev, const uint8_t *descs,
     });
 }
 
-int
-smbd_dev_rdma_start(struct smbd_dev *dev, const struct smbd_dev_rdma *ops,
-                    size_t count, size_t *started)
+int smbd_dev_rdma_start(struct smbd_dev *dev, const struct smbd_dev_rdma *ops,
+                        size_t count, size_t *started)
 {
     return counted(dev, ops || !count, "operation array", started,
                    [&](size_t &n) {

@@ -53,10 +53,9 @@ std::error_code Handle::open(const OpenOptions &opts,
         ec = h->fail(Step::open, EPROTONOSUPPORT,
                      opts.path + " (kernel ABI " +
                          std::to_string(h->info_.out_abi_version) +
-                         ", program ABI " +
-                         std::to_string(opts.abi_version) + ")");
-    else if (uint64_t missing =
-                 opts.required_features & ~h->info_.out_features)
+                         ", program ABI " + std::to_string(opts.abi_version) +
+                         ")");
+    else if (uint64_t missing = opts.required_features & ~h->info_.out_features)
         ec = h->fail(Step::open, EOPNOTSUPP,
                      opts.path + " (missing features " + hex(missing) + ")");
     if (ec) {
@@ -76,10 +75,7 @@ Handle::~Handle()
         map_.forget();
 }
 
-std::error_code Handle::fail(Step step, int err)
-{
-    return fail(step, err, {});
-}
+std::error_code Handle::fail(Step step, int err) { return fail(step, err, {}); }
 
 std::error_code Handle::fail(Step step, int err, const std::string &detail)
 {
@@ -110,9 +106,9 @@ std::error_code Handle::accept(const uint8_t *token, uint64_t &conn_id)
 {
     if (!token)
         return fail(Step::accept, EINVAL, "without a token");
-    int err = dev_.accept(std::span<const uint8_t, SMBD_TOKEN_SIZE>(
-                              token, SMBD_TOKEN_SIZE),
-                          conn_id);
+    int err = dev_.accept(
+        std::span<const uint8_t, SMBD_TOKEN_SIZE>(token, SMBD_TOKEN_SIZE),
+        conn_id);
     return err ? fail(Step::accept, err) : std::error_code{};
 }
 
@@ -226,14 +222,12 @@ std::error_code Handle::send(std::span<const smbd_dev_pdu> pdus, size_t &sent)
             smbd_send_entry &e = entries[i];
             e.conn_id = p.conn_id;
             e.user_data = p.user_data;
-            e.iov_ptr = reinterpret_cast<uintptr_t>(iovs.data() +
-                                                    iovs.size());
+            e.iov_ptr = reinterpret_cast<uintptr_t>(iovs.data() + iovs.size());
             e.iov_count = static_cast<uint32_t>(p.iovcnt);
             e.flags = p.flags;
             e.invalidate_token = p.invalidate_token;
             for (size_t j = 0; j < p.iovcnt; j++)
-                iovs.push_back({reinterpret_cast<uintptr_t>(
-                                    p.iov[j].iov_base),
+                iovs.push_back({reinterpret_cast<uintptr_t>(p.iov[j].iov_base),
                                 p.iov[j].iov_len});
         }
         smbd_send_pdu s{};
@@ -341,8 +335,7 @@ std::error_code Handle::check_rdma(const smbd_dev_rdma &op)
                     "(bytes " + std::to_string(op.offset) + "+" +
                         std::to_string(op.length) + " outside a buffer of " +
                         std::to_string(l->len) + ")");
-    if (!op.descs || !op.descs_len ||
-        op.descs_len % SMBD_BUFFER_DESC_SIZE)
+    if (!op.descs || !op.descs_len || op.descs_len % SMBD_BUFFER_DESC_SIZE)
         return fail(Step::rdma, EINVAL, "(buffer descriptor list)");
     return {};
 }
@@ -380,13 +373,12 @@ std::error_code Handle::rdma_start(std::span<const smbd_dev_rdma> ops,
             smbd_rw_op &r = raw[i];
             r.conn_id = op.conn_id;
             r.user_data = next_op_++;
-            r.slices_ptr = reinterpret_cast<uintptr_t>(slices.data() +
-                                                       first_slice);
-            r.slice_count = static_cast<uint32_t>(slices.size() -
-                                                  first_slice);
+            r.slices_ptr =
+                reinterpret_cast<uintptr_t>(slices.data() + first_slice);
+            r.slice_count = static_cast<uint32_t>(slices.size() - first_slice);
             r.descs_ptr = reinterpret_cast<uintptr_t>(op.descs);
-            r.desc_count = static_cast<uint32_t>(op.descs_len /
-                                                 SMBD_BUFFER_DESC_SIZE);
+            r.desc_count =
+                static_cast<uint32_t>(op.descs_len / SMBD_BUFFER_DESC_SIZE);
             r.direction = op.direction;
             ids.push_back(r.user_data);
         }
@@ -398,9 +390,10 @@ std::error_code Handle::rdma_start(std::span<const smbd_dev_rdma> ops,
         };
         try {
             for (size_t i = 0; i < n; i++)
-                in_flight_.emplace(ids[i], InFlight{chunk[i].user_data,
-                                                    chunk[i].buf});
-        } catch (...) {
+                in_flight_.emplace(ids[i],
+                                   InFlight{chunk[i].user_data, chunk[i].buf});
+        }
+        catch (...) {
             forget(0);
             throw;
         }

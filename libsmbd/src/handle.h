@@ -7,8 +7,8 @@
 #define LIBSMBD_HANDLE_H
 
 #include "device.h"
-#include "events.h"
 #include "errors.h"
+#include "events.h"
 #include "pool.h"
 #include <libsmbd.h>
 
@@ -31,13 +31,12 @@ class Handle;
 // opaque struct smbd_dev_buf is this.
 struct smbd_dev_buf {
     smbd::lib::Handle *owner = nullptr;
-    uint32_t first = 0;		// first buffer of the run
+    uint32_t first = 0; // first buffer of the run
     uint32_t buffers = 0;
     size_t len = 0;
     uint8_t *data = nullptr;
-    uint32_t pins = 0;		// RDMA operations not yet reported done
+    uint32_t pins = 0; // RDMA operations not yet reported done
     bool freed = false;
-
 };
 
 namespace smbd::lib {
@@ -51,11 +50,10 @@ struct OpenOptions {
 };
 
 class Handle {
-public:
+  public:
     // On failure @out stays empty and @msg says why.
     static std::error_code open(const OpenOptions &opts,
-                                std::unique_ptr<Handle> &out,
-                                std::string &msg);
+                                std::unique_ptr<Handle> &out, std::string &msg);
     ~Handle();
     Handle(const Handle &) = delete;
     Handle &operator=(const Handle &) = delete;
@@ -82,7 +80,7 @@ public:
     std::error_code rdma_start(std::span<const smbd_dev_rdma> ops,
                                size_t &started);
 
-private:
+  private:
     struct InFlight {
         uint64_t user_data;
         Lease *lease;

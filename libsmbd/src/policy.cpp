@@ -71,9 +71,8 @@ device::Params params_of(const smbd_dev_policy &given,
     q.max_write_size = p.max_write_size;
     q.policy_flags = p.policy_flags;
     q.ciphers.assign(p.ciphers, p.ciphers + p.cipher_count);
-    q.signing_algorithms.assign(p.signing_algorithms,
-                                p.signing_algorithms +
-                                    p.signing_algorithm_count);
+    q.signing_algorithms.assign(
+        p.signing_algorithms, p.signing_algorithms + p.signing_algorithm_count);
     q.sec_blob.assign(p.sec_blob, p.sec_blob + p.sec_blob_len);
     return q;
 }

@@ -16,7 +16,7 @@
 namespace smbd::lib {
 
 class Pool {
-public:
+  public:
     Pool() = default;
     Pool(uint32_t count, uint32_t buffer_size);
 
@@ -34,7 +34,7 @@ public:
     void slices(uint32_t first, size_t offset, size_t length,
                 std::vector<smbd_slice> &out) const;
 
-private:
+  private:
     std::vector<bool> used_;
     uint32_t buffer_size_ = 0;
     uint32_t free_ = 0;

@@ -19,10 +19,10 @@ struct Glue;
 
 // A talloc-allocated tevent_req state: plain data only.
 struct RdmaState {
-    Glue *glue;			// NULL once the glue is gone
+    Glue *glue; // NULL once the glue is gone
     struct tevent_req *req;
-    struct smbd_dev_rdma op;	// descs copied into the state
-    uint64_t id;		// the kernel's user_data while running, or 0
+    struct smbd_dev_rdma op; // descs copied into the state
+    uint64_t id;             // the kernel's user_data while running, or 0
     uint64_t bytes;
 };
 
@@ -49,7 +49,7 @@ struct Glue {
     static constexpr uint64_t tag = 1ull << 63;
     uint64_t next_id = tag | 1;
     std::vector<struct smbd_dev_rdma> batch;
-    int dead = 0;	// fetching failed with this: nothing completes any more
+    int dead = 0; // fetching failed with this: nothing completes any more
 
     ~Glue() { smbd_dev_events_free(events); }
     int start_batch(size_t &started);
@@ -83,7 +83,8 @@ int Glue::start_batch(size_t &started)
             running.emplace(s->op.user_data, s);
             batch.push_back(s->op);
         }
-    } catch (...) {
+    }
+    catch (...) {
         err = ENOMEM;
     }
     if (!err)
@@ -111,7 +112,7 @@ void Glue::start_waiting()
             return;
         RdmaState *s = waiting.front();
         waiting.pop_front();
-        s->glue = nullptr;	// done with the glue: outlives it safely
+        s->glue = nullptr; // done with the glue: outlives it safely
         tevent_req_error(s->req, err);
     }
 }
@@ -132,7 +133,7 @@ void Glue::complete(const struct smbd_dev_event *e)
     RdmaState *s = it->second;
     running.erase(it);
     if (!s)
-        return;	// its request was freed; the library returned the memory
+        return; // its request was freed; the library returned the memory
     s->id = 0;
     s->glue = nullptr;
     if (e->status) {
@@ -149,10 +150,10 @@ void Glue::complete(const struct smbd_dev_event *e)
 void Glue::fail_waiting(uint64_t conn_id)
 {
     for (;;) {
-        auto it = std::find_if(waiting.begin(), waiting.end(),
-                               [&](RdmaState *s) {
-                                   return s->op.conn_id == conn_id;
-                               });
+        auto it =
+            std::find_if(waiting.begin(), waiting.end(), [&](RdmaState *s) {
+                return s->op.conn_id == conn_id;
+            });
         if (it == waiting.end())
             return;
         RdmaState *s = *it;
@@ -251,7 +252,8 @@ int rdma_state_destructor(RdmaState *s)
         auto it = g->running.find(s->id);
         if (it != g->running.end())
             it->second = nullptr;
-    } else {
+    }
+    else {
         auto it = std::find(g->waiting.begin(), g->waiting.end(), s);
         if (it != g->waiting.end())
             g->waiting.erase(it);
@@ -276,7 +278,8 @@ struct smbd_tevent *smbd_tevent_setup(TALLOC_CTX *mem_ctx,
         return nullptr;
     try {
         t->g = new Glue;
-    } catch (...) {
+    }
+    catch (...) {
         t->g = nullptr;
     }
     if (!t->g) {
@@ -293,8 +296,8 @@ struct smbd_tevent *smbd_tevent_setup(TALLOC_CTX *mem_ctx,
         talloc_free(t);
         return nullptr;
     }
-    g->fde = tevent_add_fd(ev, t, smbd_dev_fd(dev), TEVENT_FD_READ,
-                           fd_handler, g);
+    g->fde =
+        tevent_add_fd(ev, t, smbd_dev_fd(dev), TEVENT_FD_READ, fd_handler, g);
     g->kick = tevent_create_immediate(t);
     if (!g->fde || !g->kick) {
         talloc_free(t);
@@ -312,7 +315,8 @@ int smbd_tevent_conn_attach(struct smbd_tevent *glue, uint64_t conn_id,
         return glue->g->conns.emplace(conn_id, Conn{fn, private_data}).second
                    ? 0
                    : EEXIST;
-    } catch (...) {
+    }
+    catch (...) {
         return ENOMEM;
     }
 }
@@ -338,7 +342,7 @@ struct tevent_req *smbd_tevent_rdma_send(TALLOC_CTX *mem_ctx,
         return tevent_req_post(req, ev);
     }
     s->op = *op;
-    s->op.user_data = 0;	// never one of the glue's
+    s->op.user_data = 0; // never one of the glue's
     // a waiting transfer must not depend on the caller's copy
     s->op.descs = static_cast<const uint8_t *>(
         talloc_memdup(s, op->descs, op->descs_len));
@@ -354,7 +358,8 @@ struct tevent_req *smbd_tevent_rdma_send(TALLOC_CTX *mem_ctx,
     talloc_set_destructor(s, rdma_state_destructor);
     try {
         glue->g->waiting.push_back(s);
-    } catch (...) {
+    }
+    catch (...) {
         s->glue = nullptr;
         tevent_req_error(req, ENOMEM);
         return tevent_req_post(req, ev);
@@ -375,10 +380,14 @@ int smbd_tevent_rdma_recv(struct tevent_req *req, uint64_t *bytes)
     if (tevent_req_is_error(req, &state, &err)) {
         tevent_req_received(req);
         switch (state) {
-        case TEVENT_REQ_USER_ERROR: return static_cast<int>(err);
-        case TEVENT_REQ_TIMED_OUT: return ETIMEDOUT;
-        case TEVENT_REQ_NO_MEMORY: return ENOMEM;
-        default: return EINVAL;
+        case TEVENT_REQ_USER_ERROR:
+            return static_cast<int>(err);
+        case TEVENT_REQ_TIMED_OUT:
+            return ETIMEDOUT;
+        case TEVENT_REQ_NO_MEMORY:
+            return ENOMEM;
+        default:
+            return EINVAL;
         }
     }
     if (bytes)

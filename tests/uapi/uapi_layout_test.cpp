@@ -6,10 +6,10 @@
 
 #include <cstddef>
 
-#define PIN(type, field, off) \
+#define PIN(type, field, off)                                                  \
     static_assert(offsetof(struct type, field) == (off), #type "." #field)
-#define SIZE(type, n)                                           \
-    static_assert(sizeof(struct type) == (n), #type " size");   \
+#define SIZE(type, n)                                                          \
+    static_assert(sizeof(struct type) == (n), #type " size");                  \
     static_assert(sizeof(struct type) % 8 == 0, #type " multiple of 8")
 
 SIZE(smbd_info, 64);
@@ -194,11 +194,11 @@ TEST(UapiLayout, SixtyFourBitFieldsAreAligned)
 TEST(UapiLayout, IoctlNumbersCarryTypeAndCommand)
 {
     const unsigned long cmds[] = {
-        SMBD_IOC_GET_INFO,        SMBD_IOC_SET_PARAMS,
-        SMBD_IOC_LISTEN,          SMBD_IOC_ACCEPT,
+        SMBD_IOC_GET_INFO,         SMBD_IOC_SET_PARAMS,
+        SMBD_IOC_LISTEN,           SMBD_IOC_ACCEPT,
         SMBD_IOC_REGISTER_SESSION, SMBD_IOC_UNREGISTER_SESSION,
-        SMBD_IOC_GET_MEM_PARAMS,  SMBD_IOC_GET_EVENTS,
-        SMBD_IOC_SEND_PDU,        SMBD_IOC_RDMA_RW,
+        SMBD_IOC_GET_MEM_PARAMS,   SMBD_IOC_GET_EVENTS,
+        SMBD_IOC_SEND_PDU,         SMBD_IOC_RDMA_RW,
         SMBD_IOC_DISCONNECT,
     };
     unsigned int nr = SMBD_CMD_BASE;

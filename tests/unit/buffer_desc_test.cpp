@@ -20,7 +20,7 @@ namespace {
 using Bytes = std::vector<uint8_t>;
 
 // A 1 MiB I/O described the way Windows does it: 0xFFFC0 + 0x40 bytes.
-constexpr std::array<uint8_t, 2 * SMBD_BUFFER_DESC_SIZE> kTwoDescs = {
+constexpr std::array<uint8_t, 2 *SMBD_BUFFER_DESC_SIZE> kTwoDescs = {
     0x00, 0x70, 0x56, 0x34, 0x12, 0x7f, 0x00, 0x00, // Offset 0x7f1234567000
     0xcd, 0xab, 0x34, 0x12,                         // Token 0x1234abcd
     0xc0, 0xff, 0x0f, 0x00,                         // Length 0xfffc0
@@ -168,8 +168,8 @@ TEST(BufferDesc, RejectsOffsetPlusLengthWrapping)
         {0xffffffff00000001, 1, 0xffffffff},
     };
     for (const smbd_buffer_desc &d : wraps) {
-        SCOPED_TRACE(testing::Message() << std::hex << d.offset << "+"
-                                        << d.length);
+        SCOPED_TRACE(testing::Message()
+                     << std::hex << d.offset << "+" << d.length);
         EXPECT_EQ(Validate(List({d})).err, SMBD_E_DESC_WRAPS);
         EXPECT_EQ(Validate(List({kDesc0, d})).err, SMBD_E_DESC_WRAPS);
     }

@@ -32,7 +32,8 @@ TEST(ClientFilePattern, EachByteDependsOnItsOffsetOnly)
         for (size_t len : {1, 5, 8, 9, 63}) {
             std::vector<uint8_t> part(len);
             fill_file_pattern(9, 1000 + start, part);
-            EXPECT_TRUE(std::equal(part.begin(), part.end(), whole.begin() + start))
+            EXPECT_TRUE(
+                std::equal(part.begin(), part.end(), whole.begin() + start))
                 << start << "+" << len;
         }
     }
@@ -98,7 +99,7 @@ TEST(ClientEcho, EachDifferenceRefused)
         const char *name;
         size_t offset;
     };
-    const Case cases[] = {{"protocol id", 0},  {"command", 12},
+    const Case cases[] = {{"protocol id", 0}, {"command", 12},
                           {"message id", 24}, {"session id", 40},
                           {"signature", 63},  {"first payload byte", 64},
                           {"last byte", 4095}};

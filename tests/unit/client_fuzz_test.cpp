@@ -35,19 +35,25 @@ std::vector<std::vector<uint8_t>> bytes_of(const ConversationPlan &p,
     if (auto *n = std::get_if<NegotiatePlan>(&p.detail)) {
         out.push_back(n->request);
         out.push_back({n->smb2_after});
-    } else if (auto *c = std::get_if<CreditsPlan>(&p.detail)) {
-        out.push_back({uint8_t(c->credits_requested), uint8_t(c->receive_credits)});
+    }
+    else if (auto *c = std::get_if<CreditsPlan>(&p.detail)) {
+        out.push_back(
+            {uint8_t(c->credits_requested), uint8_t(c->receive_credits)});
         add(c->messages);
-    } else if (auto *f = std::get_if<FragmentsPlan>(&p.detail)) {
+    }
+    else if (auto *f = std::get_if<FragmentsPlan>(&p.detail)) {
         out.push_back(f->pdu);
         out.push_back({f->owned, f->disconnect});
         add(f->messages);
-    } else if (auto *s = std::get_if<Smb2NegotiatePlan>(&p.detail)) {
+    }
+    else if (auto *s = std::get_if<Smb2NegotiatePlan>(&p.detail)) {
         out.push_back(s->pdu);
-    } else if (auto *s = std::get_if<SessionSetupPlan>(&p.detail)) {
+    }
+    else if (auto *s = std::get_if<SessionSetupPlan>(&p.detail)) {
         out.push_back(s->setup);
         add(s->extras);
-    } else if (auto *r = std::get_if<RdmaPlan>(&p.detail)) {
+    }
+    else if (auto *r = std::get_if<RdmaPlan>(&p.detail)) {
         for (const auto &q : r->requests)
             out.push_back(build_rw_request(q, rw::CHANNEL_RDMA_V1_INVALIDATE,
                                            descs, 2, kSession));
@@ -143,14 +149,17 @@ TEST(ClientFuzz, ReplayOfAConversationYieldsIdenticalBytes)
     auto descs = two_descriptors();
     std::vector<std::vector<std::vector<uint8_t>>> run;
     for (uint64_t i = 0; i < 300; i++)
-        run.push_back(bytes_of(plan_conversation(kSeed, i, std::nullopt, t), descs));
+        run.push_back(
+            bytes_of(plan_conversation(kSeed, i, std::nullopt, t), descs));
     // --conversations 1 --first i: nothing drawn before it
     for (uint64_t i : {0, 1, 17, 150, 299})
-        EXPECT_EQ(bytes_of(plan_conversation(kSeed, i, std::nullopt, t), descs), run[i])
+        EXPECT_EQ(bytes_of(plan_conversation(kSeed, i, std::nullopt, t), descs),
+                  run[i])
             << "conversation " << i;
     // another seed is another conversation
-    EXPECT_NE(bytes_of(plan_conversation(kSeed + 1, 17, std::nullopt, t), descs),
-              run[17]);
+    EXPECT_NE(
+        bytes_of(plan_conversation(kSeed + 1, 17, std::nullopt, t), descs),
+        run[17]);
 }
 
 TEST(ClientFuzz, RestrictingToItsOwnStageChangesNothing)
@@ -186,19 +195,24 @@ TEST(ClientFuzz, ExpectedNegotiateAnswerFollowsTheProtocolCore)
 {
     FuzzTarget t;
     auto valid = valid_negotiate_request(t);
-    EXPECT_EQ(expected_negotiate_answer(valid, t.receive_size), NegotiateAnswer::success);
+    EXPECT_EQ(expected_negotiate_answer(valid, t.receive_size),
+              NegotiateAnswer::success);
     auto version = valid;
     version[0] = version[2] = 0;
     version[1] = version[3] = 2;
-    EXPECT_EQ(expected_negotiate_answer(version, t.receive_size), NegotiateAnswer::refusal);
+    EXPECT_EQ(expected_negotiate_answer(version, t.receive_size),
+              NegotiateAnswer::refusal);
     auto shorter = valid;
     shorter.resize(12);
-    EXPECT_EQ(expected_negotiate_answer(shorter, t.receive_size), NegotiateAnswer::none);
+    EXPECT_EQ(expected_negotiate_answer(shorter, t.receive_size),
+              NegotiateAnswer::none);
     auto longer = valid;
     longer.resize(t.receive_size + 1);
-    EXPECT_EQ(expected_negotiate_answer(longer, t.receive_size), NegotiateAnswer::none);
+    EXPECT_EQ(expected_negotiate_answer(longer, t.receive_size),
+              NegotiateAnswer::none);
     longer.resize(t.receive_size);
-    EXPECT_EQ(expected_negotiate_answer(longer, t.receive_size), NegotiateAnswer::success);
+    EXPECT_EQ(expected_negotiate_answer(longer, t.receive_size),
+              NegotiateAnswer::success);
 }
 
 TEST(ClientFuzz, CreditMessagesAreDataTransferMessagesThatFit)
@@ -223,8 +237,9 @@ std::vector<std::vector<uint8_t>> fragments(std::span<const uint8_t> pdu,
                                             uint32_t max_send)
 {
     smbd_frag_plan plan;
-    EXPECT_EQ(smbd_frag_plan_make(uint32_t(pdu.size()), max_send, 1u << 20, &plan),
-              SMBD_E_OK);
+    EXPECT_EQ(
+        smbd_frag_plan_make(uint32_t(pdu.size()), max_send, 1u << 20, &plan),
+        SMBD_E_OK);
     std::vector<std::vector<uint8_t>> out;
     for (uint32_t i = 0; i < plan.count; i++) {
         smbd_fragment f;
@@ -235,7 +250,8 @@ std::vector<std::vector<uint8_t>> fragments(std::span<const uint8_t> pdu,
         h.data_length = f.length;
         std::vector<uint8_t> m(SMBD_DATA_PAYLOAD_OFFSET);
         smbd_data_build(&h, m.data());
-        m.insert(m.end(), pdu.begin() + f.offset, pdu.begin() + f.offset + f.length);
+        m.insert(m.end(), pdu.begin() + f.offset,
+                 pdu.begin() + f.offset + f.length);
         out.push_back(std::move(m));
     }
     return out;
@@ -310,7 +326,8 @@ TEST(ClientFuzz, PdusAreNeverEmpty)
                     pdus.push_back(&e);
             }
             for (const auto *pdu : pdus)
-                EXPECT_FALSE(pdu->empty()) << "seed " << seed << " conversation " << i;
+                EXPECT_FALSE(pdu->empty())
+                    << "seed " << seed << " conversation " << i;
         }
     }
 }
@@ -342,13 +359,16 @@ TEST(ClientFuzz, ReadWriteRequestsWithoutEditsParse)
         smb2_hdr h;
         if (write) {
             rw::WriteRequest w;
-            ASSERT_EQ(rw::parse_write_request(pdu, SMB2_DIALECT_311, w), rw::Rule::ok);
+            ASSERT_EQ(rw::parse_write_request(pdu, SMB2_DIALECT_311, w),
+                      rw::Rule::ok);
             EXPECT_EQ(w.remaining_bytes, 8000u);
             info = w.channel_info;
             h = w.hdr;
-        } else {
+        }
+        else {
             rw::ReadRequest q;
-            ASSERT_EQ(rw::parse_read_request(pdu, SMB2_DIALECT_311, q), rw::Rule::ok);
+            ASSERT_EQ(rw::parse_read_request(pdu, SMB2_DIALECT_311, q),
+                      rw::Rule::ok);
             EXPECT_EQ(q.length, 8000u);
             info = q.channel_info;
             h = q.hdr;
@@ -367,12 +387,13 @@ TEST(ClientFuzz, ReadWriteEditsChangeTheRequest)
     auto valid = build_rw_request(r, rw::CHANNEL_RDMA_V1, descs, 2, kSession);
     using K = RwEdit::Kind;
     for (auto kind : {K::token_xor, K::token_set, K::offset_add, K::offset_set,
-                      K::length_set, K::length_add, K::duplicate, K::drop, K::repeat,
-                      K::info_offset, K::info_length, K::channel, K::amount,
-                      K::inline_data}) {
+                      K::length_set, K::length_add, K::duplicate, K::drop,
+                      K::repeat, K::info_offset, K::info_length, K::channel,
+                      K::amount, K::inline_data}) {
         RwRequestPlan e = r;
         e.edits.push_back({kind, 1, 65});
-        EXPECT_NE(build_rw_request(e, rw::CHANNEL_RDMA_V1, descs, 2, kSession), valid)
+        EXPECT_NE(build_rw_request(e, rw::CHANNEL_RDMA_V1, descs, 2, kSession),
+                  valid)
             << "edit " << int(kind);
     }
     // 65 descriptors: one more than the driver takes per operation
@@ -404,13 +425,15 @@ TEST(ClientFuzz, RdmaPlansBreakSomething)
 }
 
 // A request as the server saw it, and its error response.
-std::vector<uint8_t> error_answer(std::span<const uint8_t> request, uint32_t status)
+std::vector<uint8_t> error_answer(std::span<const uint8_t> request,
+                                  uint32_t status)
 {
     smb2_hdr h;
     EXPECT_EQ(smb2_hdr_parse(request.data(), request.size(), &h), SMBD_E_OK);
     std::vector<uint8_t> out(SMB2_ERROR_RESP_SIZE);
     size_t len = 0;
-    EXPECT_EQ(smb2_error_resp_build(&h, status, out.data(), out.size(), &len), SMBD_E_OK);
+    EXPECT_EQ(smb2_error_resp_build(&h, status, out.data(), out.size(), &len),
+              SMBD_E_OK);
     return out;
 }
 
@@ -434,8 +457,8 @@ TEST(ClientFuzz, AnAnswerToNothingSentIsGarbage)
     auto other = sent[0].bytes;
     smbd_put_le64(&other[24], 5);
     std::vector<bool> answered;
-    EXPECT_FALSE(check_answer(error_answer(other, NT_STATUS_INVALID_PARAMETER), sent,
-                              answered)
+    EXPECT_FALSE(check_answer(error_answer(other, NT_STATUS_INVALID_PARAMETER),
+                              sent, answered)
                      .ok());
     // not SMB2 at all
     std::vector<uint8_t> junk(100, 0x41);
@@ -466,20 +489,25 @@ TEST(ClientFuzz, ReadWriteResponsesAnswerTheirRequest)
 {
     RwRequestPlan r;
     r.size = 4096;
-    auto req = build_rw_request(r, rw::CHANNEL_RDMA_V1, two_descriptors(), 7, kSession);
+    auto req = build_rw_request(r, rw::CHANNEL_RDMA_V1, two_descriptors(), 7,
+                                kSession);
     std::vector<SentPdu> sent{{req, false}};
     smb2_hdr h;
     ASSERT_EQ(smb2_hdr_parse(req.data(), req.size(), &h), SMBD_E_OK);
     std::vector<bool> answered;
-    EXPECT_TRUE(check_answer(rw::build_read_response(h, 1, 4096), sent, answered).ok());
+    EXPECT_TRUE(
+        check_answer(rw::build_read_response(h, 1, 4096), sent, answered).ok());
     answered.clear();
-    EXPECT_TRUE(check_answer(rw::build_error_response(h, 1, NT_STATUS_INVALID_PARAMETER),
-                             sent, answered)
+    EXPECT_TRUE(check_answer(
+                    rw::build_error_response(h, 1, NT_STATUS_INVALID_PARAMETER),
+                    sent, answered)
                     .ok());
     answered.clear();
     // a WRITE response to a READ
     h.command = rw::SMB2_WRITE;
-    EXPECT_FALSE(check_answer(rw::build_write_response(h, 1, 4096), sent, answered).ok());
+    EXPECT_FALSE(
+        check_answer(rw::build_write_response(h, 1, 4096), sent, answered)
+            .ok());
 }
 
 } // namespace

@@ -45,7 +45,8 @@ TEST(ClientNegotiateRequest, AllContextsParseAsTheServerSeesThem)
     o.posix = true;
     auto b = build_ok(o);
     smb2_negotiate_req req;
-    ASSERT_PROTO_ERR(smb2_negotiate_req_parse(b.data(), b.size(), &req), SMBD_E_OK);
+    ASSERT_PROTO_ERR(smb2_negotiate_req_parse(b.data(), b.size(), &req),
+                     SMBD_E_OK);
     EXPECT_EQ(req.hdr.message_id, 0u);
     EXPECT_EQ(req.hdr.command, SMB2_NEGOTIATE);
     EXPECT_EQ(req.security_mode, SMB2_NEGOTIATE_SIGNING_ENABLED);
@@ -53,7 +54,8 @@ TEST(ClientNegotiateRequest, AllContextsParseAsTheServerSeesThem)
     EXPECT_EQ(0, std::memcmp(req.client_guid, o.client_guid.data(), 16));
     EXPECT_EQ(ids(req.dialects), o.dialects);
     EXPECT_EQ(req.context_count, 4);
-    EXPECT_EQ(ids(req.preauth_hashes), std::vector<uint16_t>{SMB2_PREAUTH_INTEGRITY_SHA512});
+    EXPECT_EQ(ids(req.preauth_hashes),
+              std::vector<uint16_t>{SMB2_PREAUTH_INTEGRITY_SHA512});
     EXPECT_EQ(ids(req.ciphers), o.ciphers);
     EXPECT_EQ(ids(req.signing_algorithms), o.signing_algorithms);
     EXPECT_TRUE(req.posix);
@@ -70,7 +72,8 @@ TEST(ClientNegotiateRequest, WithoutSmb311NoContexts)
     for (size_t i = 64 + 28; i < 64 + 36; i++)
         EXPECT_EQ(b[i], 0) << "byte " << i;
     smb2_negotiate_req req;
-    ASSERT_PROTO_ERR(smb2_negotiate_req_parse(b.data(), b.size(), &req), SMBD_E_OK);
+    ASSERT_PROTO_ERR(smb2_negotiate_req_parse(b.data(), b.size(), &req),
+                     SMBD_E_OK);
     EXPECT_EQ(ids(req.dialects), o.dialects);
     EXPECT_FALSE(req.preauth_hashes.present);
 }
@@ -83,16 +86,19 @@ TEST(ClientNegotiateRequest, ContextOffsetAlignedAfterDialects)
         {SMB2_DIALECT_311},
         {SMB2_DIALECT_302, SMB2_DIALECT_311},
         {SMB2_DIALECT_300, SMB2_DIALECT_302, SMB2_DIALECT_311},
-        {SMB2_DIALECT_210, SMB2_DIALECT_300, SMB2_DIALECT_302, SMB2_DIALECT_311},
+        {SMB2_DIALECT_210, SMB2_DIALECT_300, SMB2_DIALECT_302,
+         SMB2_DIALECT_311},
     };
     for (const auto &l : lists) {
         Smb2NegotiateOptions o = options_311();
         o.dialects = l;
         auto b = build_ok(o);
         uint32_t off = smbd_get_le32(&b[64 + 28]);
-        EXPECT_EQ(off, (100 + 2 * l.size() + 7) / 8 * 8) << l.size() << " dialects";
+        EXPECT_EQ(off, (100 + 2 * l.size() + 7) / 8 * 8)
+            << l.size() << " dialects";
         smb2_negotiate_req req;
-        EXPECT_PROTO_ERR(smb2_negotiate_req_parse(b.data(), b.size(), &req), SMBD_E_OK);
+        EXPECT_PROTO_ERR(smb2_negotiate_req_parse(b.data(), b.size(), &req),
+                         SMBD_E_OK);
     }
 }
 
@@ -142,7 +148,8 @@ struct ServerAnswer {
     smb2_negotiated neg{};
 };
 
-const uint8_t kBlob[] = {0x60, 0x28, 0x06, 0x06, 0x2b, 0x06, 0x01, 0x05, 0x05, 0x02};
+const uint8_t kBlob[] = {0x60, 0x28, 0x06, 0x06, 0x2b,
+                         0x06, 0x01, 0x05, 0x05, 0x02};
 
 ServerAnswer server_answer(const std::vector<uint8_t> &request, bool posix)
 {
@@ -150,7 +157,8 @@ ServerAnswer server_answer(const std::vector<uint8_t> &request, bool posix)
     for (int i = 0; i < 16; i++)
         pol.server_guid[i] = uint8_t(0x30 + i);
     pol.capabilities = SMB2_GLOBAL_CAP_DFS | SMB2_GLOBAL_CAP_LARGE_MTU |
-                       SMB2_GLOBAL_CAP_MULTI_CHANNEL | SMB2_GLOBAL_CAP_ENCRYPTION;
+                       SMB2_GLOBAL_CAP_MULTI_CHANNEL |
+                       SMB2_GLOBAL_CAP_ENCRYPTION;
     pol.security_mode = SMB2_NEGOTIATE_SIGNING_ENABLED;
     pol.min_dialect = SMB2_DIALECT_300;
     pol.max_dialect = SMB2_DIALECT_311;
@@ -166,8 +174,9 @@ ServerAnswer server_answer(const std::vector<uint8_t> &request, bool posix)
     pol.sec_blob_len = sizeof(kBlob);
 
     smb2_negotiate_req req;
-    EXPECT_PROTO_ERR(smb2_negotiate_req_parse(request.data(), request.size(), &req),
-                     SMBD_E_OK);
+    EXPECT_PROTO_ERR(
+        smb2_negotiate_req_parse(request.data(), request.size(), &req),
+        SMBD_E_OK);
     ServerAnswer a;
     smb2_negotiate_decide(&pol, &req, &a.neg);
     EXPECT_EQ(a.neg.status, NT_STATUS_SUCCESS);
@@ -176,9 +185,10 @@ ServerAnswer server_answer(const std::vector<uint8_t> &request, bool posix)
         salt[i] = uint8_t(i * 3);
     a.bytes.resize(1024);
     size_t len = 0;
-    EXPECT_PROTO_ERR(smb2_negotiate_resp_build(&pol, &req, &a.neg, 0x01D9000000000000ull,
-                                               salt, a.bytes.data(), a.bytes.size(), &len),
-                     SMBD_E_OK);
+    EXPECT_PROTO_ERR(
+        smb2_negotiate_resp_build(&pol, &req, &a.neg, 0x01D9000000000000ull,
+                                  salt, a.bytes.data(), a.bytes.size(), &len),
+        SMBD_E_OK);
     a.bytes.resize(len);
     return a;
 }
@@ -198,7 +208,8 @@ TEST(ClientNegotiateResponse, ReadsWhatTheDriverBuilds311)
     EXPECT_EQ(r->max_read_size, a.neg.max_read_size);
     EXPECT_EQ(r->max_write_size, a.neg.max_write_size);
     EXPECT_EQ(r->system_time, 0x01D9000000000000ull);
-    EXPECT_EQ(r->security_blob, std::vector<uint8_t>(kBlob, kBlob + sizeof(kBlob)));
+    EXPECT_EQ(r->security_blob,
+              std::vector<uint8_t>(kBlob, kBlob + sizeof(kBlob)));
     EXPECT_EQ(r->context_count, 4);
     EXPECT_EQ(r->preauth_hash, SMB2_PREAUTH_INTEGRITY_SHA512);
     EXPECT_EQ(r->preauth_salt.size(), size_t(SMB2_PREAUTH_SALT_SIZE));
@@ -227,13 +238,14 @@ TEST(ClientNegotiateResponse, ErrorStatusNamed)
     ASSERT_PROTO_ERR(smb2_hdr_parse(b.data(), b.size(), &h), SMBD_E_OK);
     std::vector<uint8_t> err(SMB2_ERROR_RESP_SIZE);
     size_t len;
-    ASSERT_PROTO_ERR(smb2_error_resp_build(&h, NT_STATUS_NOT_SUPPORTED, err.data(),
-                                           err.size(), &len),
+    ASSERT_PROTO_ERR(smb2_error_resp_build(&h, NT_STATUS_NOT_SUPPORTED,
+                                           err.data(), err.size(), &len),
                      SMBD_E_OK);
     auto r = parse_smb2_negotiate_response(err);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code, make_error_code(Errc::smb2_status));
-    EXPECT_NE(r.error().message.find("STATUS_NOT_SUPPORTED"), std::string::npos);
+    EXPECT_NE(r.error().message.find("STATUS_NOT_SUPPORTED"),
+              std::string::npos);
 }
 
 // Each malformed response is refused with a protocol error.

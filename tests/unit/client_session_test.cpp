@@ -18,7 +18,8 @@ TEST(ClientSessionSetup, NewSessionParses)
     SessionSetupOptions o;
     auto b = build_smb2_session_setup(o);
     smb2_session_setup_req req;
-    ASSERT_PROTO_ERR(smb2_session_setup_parse(b.data(), b.size(), &req), SMBD_E_OK);
+    ASSERT_PROTO_ERR(smb2_session_setup_parse(b.data(), b.size(), &req),
+                     SMBD_E_OK);
     EXPECT_EQ(req.flags, 0);
     EXPECT_EQ(req.hdr.session_id, 0u);
     EXPECT_EQ(req.hdr.message_id, 1u);
@@ -38,7 +39,8 @@ TEST(ClientSessionSetup, BindingParsesSignedWithTheSession)
     o.message_id = 7;
     auto b = build_smb2_session_setup(o);
     smb2_session_setup_req req;
-    ASSERT_PROTO_ERR(smb2_session_setup_parse(b.data(), b.size(), &req), SMBD_E_OK);
+    ASSERT_PROTO_ERR(smb2_session_setup_parse(b.data(), b.size(), &req),
+                     SMBD_E_OK);
     EXPECT_EQ(req.flags, SMB2_SESSION_FLAG_BINDING);
     EXPECT_EQ(req.hdr.session_id, kSession);
     EXPECT_EQ(req.hdr.message_id, 7u);
@@ -61,7 +63,10 @@ std::vector<uint8_t> response(uint32_t status, uint64_t session_id,
 {
     Bytes w;
     w.u8(0xfe).u8('S').u8('M').u8('B').le16(64).le16(1).le32(status);
-    w.le16(SMB2_SESSION_SETUP).le16(32).le32(SMB2_FLAGS_SERVER_TO_REDIR).le32(0);
+    w.le16(SMB2_SESSION_SETUP)
+        .le16(32)
+        .le32(SMB2_FLAGS_SERVER_TO_REDIR)
+        .le32(0);
     w.le64(1).le32(0xFEFF).le32(0).le64(session_id).zeros(16);
     w.le16(9).le16(0).le16(blob.empty() ? 0 : 72).le16(uint16_t(blob.size()));
     w.raw(blob);
@@ -70,7 +75,8 @@ std::vector<uint8_t> response(uint32_t status, uint64_t session_id,
 
 TEST(ClientSessionSetupResponse, SuccessGivesTheSession)
 {
-    auto r = parse_smb2_session_setup_response(response(0, kSession, {1, 2, 3}));
+    auto r =
+        parse_smb2_session_setup_response(response(0, kSession, {1, 2, 3}));
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_EQ(r->hdr.session_id, kSession);
     EXPECT_EQ(r->security_blob, (std::vector<uint8_t>{1, 2, 3}));
@@ -89,7 +95,8 @@ TEST(ClientSessionSetupResponse, ErrorStatusNamed)
         response(NT_STATUS_USER_SESSION_DELETED, kSession));
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code, make_error_code(Errc::smb2_status));
-    EXPECT_NE(r.error().message.find("STATUS_USER_SESSION_DELETED"), std::string::npos);
+    EXPECT_NE(r.error().message.find("STATUS_USER_SESSION_DELETED"),
+              std::string::npos);
 }
 
 TEST(ClientSessionSetupResponse, BlobOutOfRangeRefused)

@@ -329,12 +329,12 @@ TEST(Credits, GrantDueWhenPeerIsDownToItsLastCredit)
 // links. Each step checks that no credit is lost or invented; at the end, with
 // no new traffic, everything queued must drain.
 class Simulation {
-public:
+  public:
     struct Side {
         explicit Side(const char *n) : name(n) {}
         const char *name;
         smbd_credits c = {};
-        std::deque<uint32_t> queue;  // payload sizes; 0: credit-only
+        std::deque<uint32_t> queue; // payload sizes; 0: credit-only
         std::deque<smbd_data_hdr> inbound;
         uint64_t sent = 0, received = 0;
     };
@@ -344,12 +344,12 @@ public:
         : rng_(seed)
     {
         // The negotiate, as negotiate.c combines it.
-        const smbd_local_params client_local = {client_max, client_target,
-                                                1364, 1364, 1048576, 1048576};
-        const smbd_local_params server_local = {server_max, server_target,
-                                                1364, 1364, 1048576, 1048576};
-        const smbd_negotiate_req req = {SMBD_VERSION_1, SMBD_VERSION_1,
-                                        client_target, 1364, 1364, 1048576};
+        const smbd_local_params client_local = {
+            client_max, client_target, 1364, 1364, 1048576, 1048576};
+        const smbd_local_params server_local = {
+            server_max, server_target, 1364, 1364, 1048576, 1048576};
+        const smbd_negotiate_req req = {
+            SMBD_VERSION_1, SMBD_VERSION_1, client_target, 1364, 1364, 1048576};
         smbd_conn_params server_conn, client_conn;
         smbd_negotiate_server_params(&server_local, &req, &server_conn);
         smbd_credits_init(&server_.c, &server_conn, 0);
@@ -358,9 +358,9 @@ public:
         smbd_negotiate_resp_success(&server_conn,
                                     smbd_credits_take_grant(&server_.c), &resp);
         EXPECT_GT(resp.credits_granted, 0);
-        EXPECT_EQ(smbd_negotiate_client_params(&client_local, &resp,
-                                               &client_conn),
-                  SMBD_E_OK);
+        EXPECT_EQ(
+            smbd_negotiate_client_params(&client_local, &resp, &client_conn),
+            SMBD_E_OK);
         smbd_credits_init(&client_.c, &client_conn, resp.credits_granted);
         Refill(client_);
     }
@@ -418,15 +418,14 @@ public:
             os << s->name << ": send_credits " << s->c.send_credits
                << " posted " << s->c.recv_posted << " granted "
                << s->c.recv_granted << " target " << s->c.recv_credit_target
-               << " queued " << s->queue.size() << " sent " << s->sent
-               << "\n";
+               << " queued " << s->queue.size() << " sent " << s->sent << "\n";
         return os.str();
     }
 
     const Side &client() const { return client_; }
     const Side &server() const { return server_; }
 
-private:
+  private:
     Side &Peer(const Side &s) { return &s == &client_ ? server_ : client_; }
 
     bool DataPending() const
@@ -515,13 +514,15 @@ private:
                 grants_in_flight += h.credits_granted;
             ASSERT_EQ(s->c.recv_granted,
                       p.c.send_credits + s->inbound.size() + grants_in_flight)
-                << s->name << "\n" << State();
+                << s->name << "\n"
+                << State();
             ASSERT_LE(s->c.recv_granted, s->c.recv_posted) << s->name;
         }
         ASSERT_FALSE(client_.c.send_credits == 0 &&
                      server_.c.send_credits == 0 && client_.inbound.empty() &&
                      server_.inbound.empty())
-            << "both sides out of credits\n" << State();
+            << "both sides out of credits\n"
+            << State();
     }
 
     std::mt19937 rng_;
@@ -542,8 +543,8 @@ TEST(CreditsSimulation, PeersNeverDeadlock)
         {255, 255, 255, 255, true}, // Linux defaults on both sides
         {10, 10, 10, 10, true},     // the Windows test suite's client
         {4, 4, 4, 4, true},
-        {2, 255, 255, 255, true},   // the peer's target below 4: the
-        {3, 255, 255, 255, true},   // quarter rule alone deadlocks here
+        {2, 255, 255, 255, true}, // the peer's target below 4: the
+        {3, 255, 255, 255, true}, // quarter rule alone deadlocks here
         {255, 255, 2, 255, true},
         {255, 16, 2, 3, true},
         {1, 255, 255, 1, true},
@@ -553,9 +554,9 @@ TEST(CreditsSimulation, PeersNeverDeadlock)
     for (const Case &k : cases) {
         for (uint32_t seed = 1; seed <= 10; seed++) {
             SCOPED_TRACE(testing::Message()
-                         << "client " << k.client_target << "/"
-                         << k.client_max << " server " << k.server_target
-                         << "/" << k.server_max << " seed " << seed);
+                         << "client " << k.client_target << "/" << k.client_max
+                         << " server " << k.server_target << "/" << k.server_max
+                         << " seed " << seed);
             Simulation sim(k.client_target, k.client_max, k.server_target,
                            k.server_max, seed);
             for (int i = 0; i < 2000 && !HasFatalFailure(); i++)

@@ -196,17 +196,17 @@ TEST(DataTransfer, RejectsDataPastEnd)
         uint32_t offset, length;
     };
     for (Case c : {
-             Case{32, 24, 9},         // one byte too many
-             Case{24, 24, 1},         // header only, data announced
-             Case{40, 40, 1},         // offset at the end
-             Case{40, 48, 1},         // offset past the end
-             Case{64, 0xfffffff8, 8}, // offset + length == 2^32
+             Case{32, 24, 9},          // one byte too many
+             Case{24, 24, 1},          // header only, data announced
+             Case{40, 40, 1},          // offset at the end
+             Case{40, 48, 1},          // offset past the end
+             Case{64, 0xfffffff8, 8},  // offset + length == 2^32
              Case{64, 0xfffffff8, 16}, // ... wraps to 8 in 32 bits
              Case{64, 24, 0xfffffff0}, // length wraps the sum to 8
              Case{64, 24, 0xffffffff},
          }) {
-        SCOPED_TRACE(testing::Message() << c.len << " " << c.offset << "+"
-                                        << c.length);
+        SCOPED_TRACE(testing::Message()
+                     << c.len << " " << c.offset << "+" << c.length);
         EXPECT_EQ(Parse(Msg(c.len, c.offset, c.length)), SMBD_E_DATA_PAST_END);
     }
 }
@@ -221,8 +221,8 @@ TEST(DataTransfer, AcceptsDataUpToTheEnd)
     };
     for (Case c : {Case{25, 24, 1}, Case{32, 24, 8}, Case{40, 32, 8},
                    Case{64, 24, 1}, Case{kMaxRecv, 24, kMaxRecv - 24}}) {
-        SCOPED_TRACE(testing::Message() << c.len << " " << c.offset << "+"
-                                        << c.length);
+        SCOPED_TRACE(testing::Message()
+                     << c.len << " " << c.offset << "+" << c.length);
         smbd_data_hdr hdr;
         ASSERT_EQ(Parse(Msg(c.len, c.offset, c.length), &hdr), SMBD_E_OK);
         EXPECT_EQ(hdr.data_offset, c.offset);
@@ -246,8 +246,7 @@ TEST(DataTransfer, RejectsDataPlusRemainingAboveMaxFragmented)
     // the sum must not wrap in 32 bits
     EXPECT_EQ(Parse(Msg(32, 24, 8, 0xfffffff8), nullptr, kMaxRecv, frag),
               SMBD_E_FRAGMENT_TOO_LARGE);
-    EXPECT_EQ(Parse(Msg(32, 24, 8, 0xffffffff), nullptr, kMaxRecv,
-                    0xffffffff),
+    EXPECT_EQ(Parse(Msg(32, 24, 8, 0xffffffff), nullptr, kMaxRecv, 0xffffffff),
               SMBD_E_FRAGMENT_TOO_LARGE);
 }
 
@@ -400,8 +399,8 @@ TEST(FragPlan, FragmentsCoverThePdu)
     for (Case c : {Case{25, 300}, Case{128, 3000}, Case{1364, 5000}}) {
         const uint32_t send = c.send;
         for (uint32_t pdu = 1; pdu <= c.max_pdu; pdu++) {
-            SCOPED_TRACE(testing::Message() << "pdu " << pdu << " send "
-                                            << send);
+            SCOPED_TRACE(testing::Message()
+                         << "pdu " << pdu << " send " << send);
             CheckPlanCoversPdu(pdu, send);
             if (HasFatalFailure())
                 return;
@@ -529,7 +528,7 @@ Bytes SendAndReassemble(const Bytes &pdu, uint32_t max_send)
 {
     struct smbd_frag_plan plan;
     EXPECT_EQ(smbd_frag_plan_make(static_cast<uint32_t>(pdu.size()), max_send,
-                             kMaxFrag, &plan),
+                                  kMaxFrag, &plan),
               SMBD_E_OK);
     smbd_reassembly r;
     smbd_reassembly_init(&r, kMaxFrag);
@@ -551,9 +550,9 @@ Bytes SendAndReassemble(const Bytes &pdu, uint32_t max_send)
         EXPECT_LE(wire.size(), max_send);
 
         smbd_data_hdr got;
-        EXPECT_EQ(smbd_data_parse(wire.data(), wire.size(), max_send, kMaxFrag,
-                                  &got),
-                  SMBD_E_OK);
+        EXPECT_EQ(
+            smbd_data_parse(wire.data(), wire.size(), max_send, kMaxFrag, &got),
+            SMBD_E_OK);
         uint32_t offset, total;
         bool complete;
         EXPECT_EQ(smbd_reassembly_add(&r, &got, &offset, &total, &complete),
@@ -577,8 +576,8 @@ TEST(DataTransferRoundTrip, ReassemblesEveryPduSize)
     for (auto &byte : random)
         byte = static_cast<uint8_t>(rng());
     auto check = [&](uint32_t size, uint32_t max_send) {
-        SCOPED_TRACE(testing::Message() << "pdu " << size << " send "
-                                        << max_send);
+        SCOPED_TRACE(testing::Message()
+                     << "pdu " << size << " send " << max_send);
         const Bytes pdu(random.begin(), random.begin() + size);
         ASSERT_EQ(SendAndReassemble(pdu, max_send), pdu);
     };
@@ -587,8 +586,8 @@ TEST(DataTransferRoundTrip, ReassemblesEveryPduSize)
         if (HasFatalFailure())
             return;
     }
-    for (uint32_t size : {65536u, 131071u, 131072u, 500000u, 1048575u,
-                          1048576u})
+    for (uint32_t size :
+         {65536u, 131071u, 131072u, 500000u, 1048575u, 1048576u})
         check(size, 1364);
     std::uniform_int_distribution<uint32_t> any(1, kMaxFrag);
     for (int i = 0; i < 8; i++)

@@ -33,7 +33,8 @@ TEST(DeviceParams, DefaultsAreWhatTheLinuxClientMeets)
     EXPECT_EQ(p.signing_algorithm_count, 3u);
     EXPECT_EQ(p.signing_algorithms[0], 2); // AES128_GMAC first
     EXPECT_EQ(p.sec_blob_len, params.sec_blob.size());
-    EXPECT_EQ(p.sec_blob_ptr, reinterpret_cast<uintptr_t>(params.sec_blob.data()));
+    EXPECT_EQ(p.sec_blob_ptr,
+              reinterpret_cast<uintptr_t>(params.sec_blob.data()));
     EXPECT_EQ(p.__reserved, 0u);
 }
 

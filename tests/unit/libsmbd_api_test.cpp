@@ -26,7 +26,7 @@ TEST(LibsmbdApi, OpenRefusesBadArguments)
     EXPECT_NE(std::string(why).find("SMBD_DEV_OPEN_ARGS_INIT"),
               std::string::npos);
     smbd_dev_open_args args = SMBD_DEV_OPEN_ARGS_INIT;
-    args.size = 4;	// older than any version of the struct
+    args.size = 4; // older than any version of the struct
     EXPECT_EQ(smbd_dev_open(&args, &dev, nullptr, 0), EINVAL);
     args = SMBD_DEV_OPEN_ARGS_INIT;
     EXPECT_EQ(smbd_dev_open(&args, nullptr, why, sizeof(why)), EINVAL);
@@ -76,7 +76,8 @@ TEST(LibsmbdApi, ANodeThatIsNotTheDeviceFailsItsFirstQuery)
     EXPECT_EQ(smbd_dev_open(&args, &dev, why, sizeof(why)), ENOTTY);
     EXPECT_EQ(dev, nullptr);
     EXPECT_NE(std::string(why).find("query the SMB Direct device"),
-              std::string::npos) << why;
+              std::string::npos)
+        << why;
 }
 
 TEST(LibsmbdApi, NullHandlesAreRefusedNotDereferenced)
@@ -119,7 +120,7 @@ TEST(LibsmbdApi, PolicyDefaultsAreWhatClientsMeet)
     EXPECT_EQ(p.min_dialect, 0x0300u);
     EXPECT_EQ(p.max_dialect, 0x0311u);
     ASSERT_EQ(p.cipher_count, 4u);
-    EXPECT_EQ(p.ciphers[0], 2);	// AES-128-GCM first
+    EXPECT_EQ(p.ciphers[0], 2); // AES-128-GCM first
     ASSERT_EQ(p.signing_algorithm_count, 3u);
     EXPECT_EQ(p.sec_blob_len, 0u);
     EXPECT_EQ(p.negotiate_timeout_ms, 5000u);

@@ -105,8 +105,8 @@ TEST(LibsmbdEvents, PduPointsIntoTheData)
 {
     std::vector<uint8_t> data(64, 0xab);
     smbd_dev_event ev;
-    ASSERT_TRUE(decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, 8, 40), data,
-                             ev));
+    ASSERT_TRUE(
+        decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, 8, 40), data, ev));
     EXPECT_EQ(ev.type, uint32_t{SMBD_EVENT_PDU_RECEIVED});
     EXPECT_EQ(ev.conn_id, 7u);
     EXPECT_EQ(ev.data, data.data() + 8);
@@ -117,15 +117,14 @@ TEST(LibsmbdEvents, DataOutsideTheAreaIsRefused)
 {
     std::vector<uint8_t> data(64);
     smbd_dev_event ev;
-    EXPECT_FALSE(decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, 60, 5), data,
-                              ev));
-    EXPECT_FALSE(decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, 65, 0), data,
-                              ev));
-    EXPECT_FALSE(decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, UINT64_MAX,
-                                        2),
+    EXPECT_FALSE(
+        decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, 60, 5), data, ev));
+    EXPECT_FALSE(
+        decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, 65, 0), data, ev));
+    EXPECT_FALSE(decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, UINT64_MAX, 2),
                               data, ev));
-    EXPECT_TRUE(decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, 64, 0), data,
-                             ev));
+    EXPECT_TRUE(
+        decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, 64, 0), data, ev));
     EXPECT_EQ(ev.data, nullptr);
 }
 
@@ -187,15 +186,13 @@ TEST(LibsmbdEvents, PerTypeFields)
 TEST(LibsmbdErrors, MessagesNameTheStepAndTheRemedy)
 {
     std::string m = explain(Step::open, sys_error(ENOENT), "/dev/smbd");
-    EXPECT_NE(m.find("open the SMB Direct device /dev/smbd"),
-              std::string::npos) << m;
+    EXPECT_NE(m.find("open the SMB Direct device /dev/smbd"), std::string::npos)
+        << m;
     EXPECT_NE(m.find(std::strerror(ENOENT)), std::string::npos) << m;
     EXPECT_NE(m.find("load the module"), std::string::npos) << m;
-    EXPECT_NE(explain(Step::set_policy, sys_error(EPERM))
-                  .find("CAP_NET_ADMIN"),
+    EXPECT_NE(explain(Step::set_policy, sys_error(EPERM)).find("CAP_NET_ADMIN"),
               std::string::npos);
-    EXPECT_NE(explain(Step::open, sys_error(EPROTONOSUPPORT))
-                  .find("ABI"),
+    EXPECT_NE(explain(Step::open, sys_error(EPROTONOSUPPORT)).find("ABI"),
               std::string::npos);
     EXPECT_NE(explain(Step::rdma, sys_error(EAGAIN)).find("fetch events"),
               std::string::npos);

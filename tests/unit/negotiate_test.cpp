@@ -64,15 +64,14 @@ constexpr std::array<uint8_t, SMBD_NEGOTIATE_RESP_SIZE> kFailureResp = {
 
 // Field offsets, for the malformed variants.
 constexpr size_t kReqMinVersion = 0, kReqMaxVersion = 2, kReqReserved = 4,
-                 kReqCredits = 6, kReqPreferredSend = 8,
-                 kReqMaxReceive = 12, kReqMaxFragmented = 16;
+                 kReqCredits = 6, kReqPreferredSend = 8, kReqMaxReceive = 12,
+                 kReqMaxFragmented = 16;
 constexpr size_t kRespNegotiated = 4, kRespReserved = 6,
                  kRespCreditsRequested = 8, kRespCreditsGranted = 10,
                  kRespStatus = 12, kRespPreferredSend = 20,
                  kRespMaxReceive = 24, kRespMaxFragmented = 28;
 
-template <size_t N>
-Bytes Copy(const std::array<uint8_t, N> &a)
+template <size_t N> Bytes Copy(const std::array<uint8_t, N> &a)
 {
     return Bytes(a.begin(), a.end());
 }
@@ -204,7 +203,10 @@ TEST(NegotiateReq, RejectsVersionRangeWithout0100)
 TEST(NegotiateReq, AcceptsVersionRangeIncluding0100)
 {
     const std::array<std::pair<uint16_t, uint16_t>, 4> ranges = {{
-        {0x0100, 0x0100}, {0x0000, 0x0100}, {0x0100, 0x0200}, {0x0001, 0xffff},
+        {0x0100, 0x0100},
+        {0x0000, 0x0100},
+        {0x0100, 0x0200},
+        {0x0001, 0xffff},
     }};
     for (auto [min, max] : ranges) {
         SCOPED_TRACE(testing::Message() << std::hex << min << ".." << max);
@@ -335,9 +337,9 @@ TEST(NegotiateServer, ClampsReceiveCreditTargetToOurMax)
         smbd_local_params local = kCifsLocal;
         local.receive_credit_max = c.max;
         smbd_negotiate_req req;
-        ASSERT_EQ(ParseReq(With16(Copy(kCifsReq), kReqCredits, c.requested),
-                           &req),
-                  SMBD_E_OK);
+        ASSERT_EQ(
+            ParseReq(With16(Copy(kCifsReq), kReqCredits, c.requested), &req),
+            SMBD_E_OK);
         smbd_conn_params conn;
         smbd_negotiate_server_params(&local, &req, &conn);
         EXPECT_EQ(conn.receive_credit_target, c.want);
@@ -430,16 +432,16 @@ TEST(NegotiateResp, RejectsTruncated)
 {
     for (size_t len = 0; len < SMBD_NEGOTIATE_RESP_SIZE; len++) {
         SCOPED_TRACE(len);
-        EXPECT_EQ(ParseResp(Bytes(kSuccessResp.begin(),
-                                  kSuccessResp.begin() + len)),
-                  SMBD_E_TRUNCATED);
+        EXPECT_EQ(
+            ParseResp(Bytes(kSuccessResp.begin(), kSuccessResp.begin() + len)),
+            SMBD_E_TRUNCATED);
     }
 }
 
 TEST(NegotiateResp, RejectsStatusNotSuccess)
 {
-    for (uint32_t status : {SMBD_STATUS_NOT_SUPPORTED, 0x00000001u,
-                            0x80000005u, 0xc0000001u}) {
+    for (uint32_t status :
+         {SMBD_STATUS_NOT_SUPPORTED, 0x00000001u, 0x80000005u, 0xc0000001u}) {
         SCOPED_TRACE(testing::Message() << std::hex << status);
         EXPECT_EQ(ParseResp(With32(Copy(kSuccessResp), kRespStatus, status)),
                   SMBD_E_NEGOTIATE_FAILED);
@@ -545,12 +547,18 @@ TEST(NegotiateFlow, BothSidesAgreeOnLimits)
     const Case cases[] = {
         {kCifsLocal, kCifsLocal},
         {kCifsLocal,
-         {.receive_credit_max = 16, .send_credit_target = 8,
-          .max_send_size = 8192, .max_receive_size = 8192,
-          .max_fragmented_size = 173910, .max_read_write_size = 8388608}},
-        {{.receive_credit_max = 10, .send_credit_target = 10,
-          .max_send_size = 8192, .max_receive_size = 128,
-          .max_fragmented_size = 131072, .max_read_write_size = 65536},
+         {.receive_credit_max = 16,
+          .send_credit_target = 8,
+          .max_send_size = 8192,
+          .max_receive_size = 8192,
+          .max_fragmented_size = 173910,
+          .max_read_write_size = 8388608}},
+        {{.receive_credit_max = 10,
+          .send_credit_target = 10,
+          .max_send_size = 8192,
+          .max_receive_size = 128,
+          .max_fragmented_size = 131072,
+          .max_read_write_size = 65536},
          kCifsLocal},
     };
     for (const Case &c : cases) {
@@ -588,12 +596,12 @@ TEST(NegotiateFlow, BothSidesAgreeOnLimits)
                   server.max_fragmented_recv_size);
         EXPECT_EQ(server.max_fragmented_send_size,
                   client.max_fragmented_recv_size);
-        EXPECT_EQ(server.receive_credit_target,
-                  std::min(c.client.send_credit_target,
-                           c.server.receive_credit_max));
-        EXPECT_EQ(client.receive_credit_target,
-                  std::min(c.server.send_credit_target,
-                           c.client.receive_credit_max));
+        EXPECT_EQ(
+            server.receive_credit_target,
+            std::min(c.client.send_credit_target, c.server.receive_credit_max));
+        EXPECT_EQ(
+            client.receive_credit_target,
+            std::min(c.server.send_credit_target, c.client.receive_credit_max));
         EXPECT_EQ(client.max_read_write_size, c.server.max_read_write_size);
     }
 }

@@ -22,10 +22,7 @@ constexpr uint32_t kMaxIo = 8u << 20;
 constexpr uint64_t kFileSize = 64u << 20;
 constexpr uint32_t kToken0 = 0xa1b2c3d4, kToken1 = 0x0badf00d;
 
-FileServer Server()
-{
-    return FileServer(kFileSize, Limits{kMaxIo, 16});
-}
+FileServer Server() { return FileServer(kFileSize, Limits{kMaxIo, 16}); }
 
 std::vector<uint8_t> Descs(std::initializer_list<uint32_t> lengths)
 {
@@ -115,8 +112,8 @@ TEST(ResponderIo, RdmaReadBecomesATransferWithInvalidation)
 {
     FileServer fs = Server();
     auto descs = Descs({4096, 8192});
-    Decision d = fs.request(Read(1000, 10000, CHANNEL_RDMA_V1_INVALIDATE, descs),
-                            SMB2_DIALECT_311);
+    Decision d = fs.request(
+        Read(1000, 10000, CHANNEL_RDMA_V1_INVALIDATE, descs), SMB2_DIALECT_311);
     ASSERT_TRUE(d.transfer) << d.note;
     EXPECT_TRUE(d.response.empty());
     EXPECT_FALSE(d.transfer->write);
@@ -139,8 +136,9 @@ TEST(ResponderIo, RdmaV1IsNotInvalidated)
 TEST(ResponderIo, InvalidateChannelOn300IsInvalidParameter)
 {
     FileServer fs = Server();
-    Decision d = fs.request(Read(0, 4096, CHANNEL_RDMA_V1_INVALIDATE, Descs({4096})),
-                            SMB2_DIALECT_300);
+    Decision d =
+        fs.request(Read(0, 4096, CHANNEL_RDMA_V1_INVALIDATE, Descs({4096})),
+                   SMB2_DIALECT_300);
     EXPECT_FALSE(d.transfer);
     EXPECT_EQ(Status(d.response), NT_STATUS_INVALID_PARAMETER);
     // not a channel of this dialect: nothing to invalidate
@@ -150,9 +148,9 @@ TEST(ResponderIo, InvalidateChannelOn300IsInvalidParameter)
 TEST(ResponderIo, RefusalsOfInvalidateRequestsStillInvalidate)
 {
     FileServer fs = Server();
-    Decision d = fs.request(Read(0, kMaxIo + 1, CHANNEL_RDMA_V1_INVALIDATE,
-                                 Descs({4096})),
-                            SMB2_DIALECT_302);
+    Decision d = fs.request(
+        Read(0, kMaxIo + 1, CHANNEL_RDMA_V1_INVALIDATE, Descs({4096})),
+        SMB2_DIALECT_302);
     EXPECT_EQ(Status(d.response), NT_STATUS_INVALID_PARAMETER);
     EXPECT_EQ(d.invalidate, kToken0);
     auto w = Write(0, 4096, CHANNEL_RDMA_V1_INVALIDATE, Descs({4096}));
@@ -199,16 +197,17 @@ TEST(ResponderIo, ReadMovesNoMoreThanDescribed)
 TEST(ResponderIo, ShortReadAtTheEndOfTheFile)
 {
     FileServer fs = Server();
-    Decision d = fs.request(Read(kFileSize - 100, 4096, CHANNEL_RDMA_V1,
-                                 Descs({4096})),
-                            SMB2_DIALECT_311);
+    Decision d =
+        fs.request(Read(kFileSize - 100, 4096, CHANNEL_RDMA_V1, Descs({4096})),
+                   SMB2_DIALECT_311);
     ASSERT_TRUE(d.transfer) << d.note;
     EXPECT_EQ(d.transfer->bytes, 100u);
     d = fs.request(Read(kFileSize, 4096, CHANNEL_RDMA_V1, Descs({4096})),
                    SMB2_DIALECT_311);
     EXPECT_EQ(Status(d.response), NT_STATUS_END_OF_FILE);
-    d = fs.request(Read(kFileSize - 100, 4096, CHANNEL_RDMA_V1, Descs({4096}), 101),
-                   SMB2_DIALECT_311);
+    d = fs.request(
+        Read(kFileSize - 100, 4096, CHANNEL_RDMA_V1, Descs({4096}), 101),
+        SMB2_DIALECT_311);
     EXPECT_EQ(Status(d.response), NT_STATUS_END_OF_FILE);
 }
 
@@ -216,8 +215,8 @@ TEST(ResponderIo, RdmaWriteBecomesATransfer)
 {
     FileServer fs = Server();
     auto descs = Descs({3000, 3000});
-    Decision d = fs.request(Write(4096, 5000, CHANNEL_RDMA_V1, descs),
-                            SMB2_DIALECT_311);
+    Decision d =
+        fs.request(Write(4096, 5000, CHANNEL_RDMA_V1, descs), SMB2_DIALECT_311);
     ASSERT_TRUE(d.transfer) << d.note;
     EXPECT_TRUE(d.transfer->write);
     EXPECT_EQ(d.transfer->bytes, 5000u);
@@ -236,8 +235,8 @@ TEST(ResponderIo, WriteNeedsDescriptorsForAllItsBytes)
 TEST(ResponderIo, WriteLimits)
 {
     FileServer fs = Server();
-    Decision d = fs.request(Write(0, kMaxIo + 1, CHANNEL_RDMA_V1, Descs({4096})),
-                            SMB2_DIALECT_311);
+    Decision d = fs.request(
+        Write(0, kMaxIo + 1, CHANNEL_RDMA_V1, Descs({4096})), SMB2_DIALECT_311);
     EXPECT_EQ(Status(d.response), NT_STATUS_INVALID_PARAMETER);
     d = fs.request(Write(kFileSize - 10, 11, CHANNEL_RDMA_V1, Descs({4096})),
                    SMB2_DIALECT_311);
@@ -265,8 +264,9 @@ TEST(ResponderIo, WriteThenReadAcrossSlices)
     EXPECT_EQ(wr.count, bytes);
     EXPECT_EQ(wr.hdr.credits, 8u);
 
-    Decision r = fs.request(Read(10, bytes, CHANNEL_RDMA_V1_INVALIDATE, Descs({bytes})),
-                            SMB2_DIALECT_311);
+    Decision r =
+        fs.request(Read(10, bytes, CHANNEL_RDMA_V1_INVALIDATE, Descs({bytes})),
+                   SMB2_DIALECT_311);
     ASSERT_TRUE(r.transfer);
     Memory out(bytes, piece);
     fs.fill(*r.transfer, out.spans);

@@ -28,8 +28,9 @@ std::vector<uint8_t> setup_request(uint64_t session_id, uint32_t flags,
     w.le16(130).le32(flags).le32(0);            // Credits, Flags, NextCommand
     w.le64(5).le32(0xfeff).le32(0);             // MessageId, ProcessId, TreeId
     w.le64(session_id).zeros(16);               // SessionId, Signature
-    w.le16(25).u8(setup_flags).u8(1);           // StructureSize, Flags, SecurityMode
-    w.le32(0).le32(0).le16(88).le16(4).le64(0); // Caps, Channel, SecBuf, PrevSession
+    w.le16(25).u8(setup_flags).u8(1); // StructureSize, Flags, SecurityMode
+    w.le32(0).le32(0).le16(88).le16(4).le64(
+        0); // Caps, Channel, SecBuf, PrevSession
     w.u8(0x60).u8(0x02).u8(0x05).u8(0x00);
     return w.b;
 }

@@ -16,7 +16,6 @@
 
 namespace {
 
-
 constexpr uint32_t kLinuxCaps = // smb311_values.req_capabilities (Linux 6.1)
     SMB2_GLOBAL_CAP_DFS | SMB2_GLOBAL_CAP_LEASING | SMB2_GLOBAL_CAP_LARGE_MTU |
     SMB2_GLOBAL_CAP_PERSISTENT_HANDLES | SMB2_GLOBAL_CAP_DIRECTORY_LEASING |
@@ -40,7 +39,8 @@ constexpr std::array<uint8_t, 16> kPosixTag = {
 // The start of Samba's SPNEGO negTokenInit; only its length and position
 // matter to the builder.
 constexpr std::array<uint8_t, 13> kSecBlob = {
-    0x60, 0x48, 0x06, 0x06, 0x2b, 0x06, 0x01, 0x05, 0x05, 0x02, 0xa0, 0x3e, 0x30,
+    0x60, 0x48, 0x06, 0x06, 0x2b, 0x06, 0x01,
+    0x05, 0x05, 0x02, 0xa0, 0x3e, 0x30,
 };
 
 std::array<uint8_t, 32> pattern32(uint8_t first)
@@ -125,42 +125,42 @@ std::vector<uint8_t> linux_311_request()
     Bytes w;
     put_hdr(w, Hdr{});
     // NEGOTIATE request body at 64
-    w.le16(36);                                   //  64 StructureSize
-    w.le16(1);                                    //  66 DialectCount
-    w.le16(SMB2_NEGOTIATE_SIGNING_ENABLED);       //  68 SecurityMode
-    w.le16(0);                                    //  70 Reserved
+    w.le16(36);                                         //  64 StructureSize
+    w.le16(1);                                          //  66 DialectCount
+    w.le16(SMB2_NEGOTIATE_SIGNING_ENABLED);             //  68 SecurityMode
+    w.le16(0);                                          //  70 Reserved
     w.le32(kLinuxCaps | SMB2_GLOBAL_CAP_MULTI_CHANNEL); // 72 Capabilities
-    w.raw(kClientGuid);                           //  76 ClientGuid
-    w.le32(104);                                  //  92 NegotiateContextOffset
-    w.le16(5);                                    //  96 NegotiateContextCount
-    w.le16(0);                                    //  98 Reserved2
-    w.le16(SMB2_DIALECT_311);                     // 100 Dialects[0]
-    w.zeros(2);                                   // 102 padding to 8
+    w.raw(kClientGuid);                                 //  76 ClientGuid
+    w.le32(104);              //  92 NegotiateContextOffset
+    w.le16(5);                //  96 NegotiateContextCount
+    w.le16(0);                //  98 Reserved2
+    w.le16(SMB2_DIALECT_311); // 100 Dialects[0]
+    w.zeros(2);               // 102 padding to 8
     // 104 SMB2_PREAUTH_INTEGRITY_CAPABILITIES
     w.le16(SMB2_PREAUTH_INTEGRITY_CAPABILITIES).le16(38).le32(0);
-    w.le16(1);                                    // 112 HashAlgorithmCount
-    w.le16(32);                                   // 114 SaltLength
-    w.le16(SMB2_PREAUTH_INTEGRITY_SHA512);        // 116 HashAlgorithms[0]
-    w.raw(kClientSalt);                           // 118 Salt
-    w.zeros(2);                                   // 150 padding
+    w.le16(1);                             // 112 HashAlgorithmCount
+    w.le16(32);                            // 114 SaltLength
+    w.le16(SMB2_PREAUTH_INTEGRITY_SHA512); // 116 HashAlgorithms[0]
+    w.raw(kClientSalt);                    // 118 Salt
+    w.zeros(2);                            // 150 padding
     // 152 SMB2_ENCRYPTION_CAPABILITIES (enable_gcm_256 is the default)
     w.le16(SMB2_ENCRYPTION_CAPABILITIES).le16(8).le32(0);
-    w.le16(3);                                    // 160 CipherCount
-    w.le16(SMB2_ENCRYPTION_AES128_GCM);           // 162
-    w.le16(SMB2_ENCRYPTION_AES256_GCM);           // 164
-    w.le16(SMB2_ENCRYPTION_AES128_CCM);           // 166
+    w.le16(3);                          // 160 CipherCount
+    w.le16(SMB2_ENCRYPTION_AES128_GCM); // 162
+    w.le16(SMB2_ENCRYPTION_AES256_GCM); // 164
+    w.le16(SMB2_ENCRYPTION_AES128_CCM); // 166
     // 168 SMB2_NETNAME_NEGOTIATE_CONTEXT_ID: "srv" in UTF-16LE
     w.le16(SMB2_NETNAME_NEGOTIATE_CONTEXT_ID).le16(6).le32(0);
-    w.le16('s').le16('r').le16('v');              // 176 NetName
-    w.zeros(2);                                   // 182 padding
+    w.le16('s').le16('r').le16('v'); // 176 NetName
+    w.zeros(2);                      // 182 padding
     // 184 SMB2_POSIX_EXTENSIONS_AVAILABLE
     w.le16(SMB2_POSIX_EXTENSIONS_AVAILABLE).le16(16).le32(0);
-    w.raw(kPosixTag);                             // 192
+    w.raw(kPosixTag); // 192
     // 208 SMB2_SIGNING_CAPABILITIES, DataLength rounded up to 8 by Linux
     w.le16(SMB2_SIGNING_CAPABILITIES).le16(8).le32(0);
-    w.le16(1);                                    // 216 SigningAlgorithmCount
-    w.le16(SMB2_SIGNING_AES128_CMAC);             // 218
-    w.zeros(4);                                   // 220 rounding inside the data
+    w.le16(1);                        // 216 SigningAlgorithmCount
+    w.le16(SMB2_SIGNING_AES128_CMAC); // 218
+    w.zeros(4);                       // 220 rounding inside the data
     EXPECT_EQ(w.size(), 224u);
     return w.b;
 }
@@ -170,31 +170,33 @@ std::vector<uint8_t> linux_3any_request()
 {
     Bytes w;
     put_hdr(w, Hdr{});
-    w.le16(36);                                   //  64 StructureSize
-    w.le16(3);                                    //  66 DialectCount
-    w.le16(SMB2_NEGOTIATE_SIGNING_ENABLED);       //  68 SecurityMode
-    w.le16(0);                                    //  70 Reserved
-    w.le32(kLinuxCaps);                           //  72 Capabilities
-    w.raw(kClientGuid);                           //  76 ClientGuid
-    w.le32(112);                                  //  92 NegotiateContextOffset
-    w.le16(4);                                    //  96 NegotiateContextCount
-    w.le16(0);                                    //  98 Reserved2
-    w.le16(SMB2_DIALECT_300);                     // 100 Dialects
-    w.le16(SMB2_DIALECT_302);                     // 102
-    w.le16(SMB2_DIALECT_311);                     // 104
-    w.zeros(6);                                   // 106 padding to 8
+    w.le16(36);                             //  64 StructureSize
+    w.le16(3);                              //  66 DialectCount
+    w.le16(SMB2_NEGOTIATE_SIGNING_ENABLED); //  68 SecurityMode
+    w.le16(0);                              //  70 Reserved
+    w.le32(kLinuxCaps);                     //  72 Capabilities
+    w.raw(kClientGuid);                     //  76 ClientGuid
+    w.le32(112);                            //  92 NegotiateContextOffset
+    w.le16(4);                              //  96 NegotiateContextCount
+    w.le16(0);                              //  98 Reserved2
+    w.le16(SMB2_DIALECT_300);               // 100 Dialects
+    w.le16(SMB2_DIALECT_302);               // 102
+    w.le16(SMB2_DIALECT_311);               // 104
+    w.zeros(6);                             // 106 padding to 8
     // 112 preauth
     w.le16(SMB2_PREAUTH_INTEGRITY_CAPABILITIES).le16(38).le32(0);
     w.le16(1).le16(32).le16(SMB2_PREAUTH_INTEGRITY_SHA512).raw(kClientSalt);
-    w.zeros(2);                                   // 158 padding
+    w.zeros(2); // 158 padding
     // 160 encryption
     w.le16(SMB2_ENCRYPTION_CAPABILITIES).le16(8).le32(0);
-    w.le16(3).le16(SMB2_ENCRYPTION_AES128_GCM).le16(SMB2_ENCRYPTION_AES256_GCM)
+    w.le16(3)
+        .le16(SMB2_ENCRYPTION_AES128_GCM)
+        .le16(SMB2_ENCRYPTION_AES256_GCM)
         .le16(SMB2_ENCRYPTION_AES128_CCM);
     // 176 netname "srv"
     w.le16(SMB2_NETNAME_NEGOTIATE_CONTEXT_ID).le16(6).le32(0);
     w.le16('s').le16('r').le16('v');
-    w.zeros(2);                                   // 190 padding
+    w.zeros(2); // 190 padding
     // 192 posix, the last context: not padded
     w.le16(SMB2_POSIX_EXTENSIONS_AVAILABLE).le16(16).le32(0);
     w.raw(kPosixTag);
@@ -207,16 +209,16 @@ std::vector<uint8_t> linux_302_request()
 {
     Bytes w;
     put_hdr(w, Hdr{});
-    w.le16(36);                                   //  64 StructureSize
-    w.le16(1);                                    //  66 DialectCount
-    w.le16(SMB2_NEGOTIATE_SIGNING_ENABLED);       //  68 SecurityMode
-    w.le16(0);                                    //  70 Reserved
-    w.le32(kLinuxCaps);                           //  72 Capabilities
-    w.raw(kClientGuid);                           //  76 ClientGuid
-    w.le32(0);                                    //  92 NegotiateContextOffset
-    w.le16(0);                                    //  96 NegotiateContextCount
-    w.le16(0);                                    //  98 Reserved2
-    w.le16(SMB2_DIALECT_302);                     // 100 Dialects[0]
+    w.le16(36);                             //  64 StructureSize
+    w.le16(1);                              //  66 DialectCount
+    w.le16(SMB2_NEGOTIATE_SIGNING_ENABLED); //  68 SecurityMode
+    w.le16(0);                              //  70 Reserved
+    w.le32(kLinuxCaps);                     //  72 Capabilities
+    w.raw(kClientGuid);                     //  76 ClientGuid
+    w.le32(0);                              //  92 NegotiateContextOffset
+    w.le16(0);                              //  96 NegotiateContextCount
+    w.le16(0);                              //  98 Reserved2
+    w.le16(SMB2_DIALECT_302);               // 100 Dialects[0]
     EXPECT_EQ(w.size(), 102u);
     return w.b;
 }
@@ -228,7 +230,8 @@ struct Ctx {
     std::vector<uint8_t> data;
 };
 
-std::vector<uint8_t> preauth_data(std::vector<uint16_t> hashes, uint16_t salt_len = 32,
+std::vector<uint8_t> preauth_data(std::vector<uint16_t> hashes,
+                                  uint16_t salt_len = 32,
                                   size_t salt_bytes = 32)
 {
     Bytes w;
@@ -258,18 +261,38 @@ std::vector<uint8_t> id_data_skip6(std::vector<uint16_t> ids)
     return w.b;
 }
 
-Ctx preauth_ctx() { return {SMB2_PREAUTH_INTEGRITY_CAPABILITIES, preauth_data({SMB2_PREAUTH_INTEGRITY_SHA512})}; }
-Ctx cipher_ctx(std::vector<uint16_t> ids) { return {SMB2_ENCRYPTION_CAPABILITIES, id_data(ids)}; }
-Ctx signing_ctx(std::vector<uint16_t> ids) { return {SMB2_SIGNING_CAPABILITIES, id_data(ids)}; }
-Ctx rdma_ctx(std::vector<uint16_t> ids) { return {SMB2_RDMA_TRANSFORM_CAPABILITIES, id_data_skip6(ids)}; }
-Ctx compression_ctx(std::vector<uint16_t> ids) { return {SMB2_COMPRESSION_CAPABILITIES, id_data_skip6(ids)}; }
-Ctx posix_ctx() { return {SMB2_POSIX_EXTENSIONS_AVAILABLE, {kPosixTag.begin(), kPosixTag.end()}}; }
+Ctx preauth_ctx()
+{
+    return {SMB2_PREAUTH_INTEGRITY_CAPABILITIES,
+            preauth_data({SMB2_PREAUTH_INTEGRITY_SHA512})};
+}
+Ctx cipher_ctx(std::vector<uint16_t> ids)
+{
+    return {SMB2_ENCRYPTION_CAPABILITIES, id_data(ids)};
+}
+Ctx signing_ctx(std::vector<uint16_t> ids)
+{
+    return {SMB2_SIGNING_CAPABILITIES, id_data(ids)};
+}
+Ctx rdma_ctx(std::vector<uint16_t> ids)
+{
+    return {SMB2_RDMA_TRANSFORM_CAPABILITIES, id_data_skip6(ids)};
+}
+Ctx compression_ctx(std::vector<uint16_t> ids)
+{
+    return {SMB2_COMPRESSION_CAPABILITIES, id_data_skip6(ids)};
+}
+Ctx posix_ctx()
+{
+    return {SMB2_POSIX_EXTENSIONS_AVAILABLE,
+            {kPosixTag.begin(), kPosixTag.end()}};
+}
 
 struct NegReq {
     Hdr hdr;
     uint16_t structure_size = 36;
     std::vector<uint16_t> dialects = {SMB2_DIALECT_311};
-    std::optional<uint16_t> dialect_count;  // default: dialects.size()
+    std::optional<uint16_t> dialect_count; // default: dialects.size()
     uint32_t capabilities = kLinuxCaps;
     std::vector<Ctx> contexts = {preauth_ctx()};
     std::optional<uint32_t> context_offset; // default: the aligned offset
@@ -278,7 +301,8 @@ struct NegReq {
 
 std::vector<uint8_t> build(const NegReq &r)
 {
-    bool has_311 = std::ranges::find(r.dialects, SMB2_DIALECT_311) != r.dialects.end();
+    bool has_311 =
+        std::ranges::find(r.dialects, SMB2_DIALECT_311) != r.dialects.end();
     size_t aligned = (100 + 2 * r.dialects.size() + 7) & ~size_t(7);
     Bytes w;
     put_hdr(w, r.hdr);
@@ -318,7 +342,8 @@ smb2_negotiated decide(const smb2_negotiate_policy &p, const NegReq &r)
     return out;
 }
 
-std::vector<uint8_t> respond(const smb2_negotiate_policy &p, const std::vector<uint8_t> &reqbuf)
+std::vector<uint8_t> respond(const smb2_negotiate_policy &p,
+                             const std::vector<uint8_t> &reqbuf)
 {
     smb2_negotiate_req req;
     EXPECT_PROTO_ERR(parse(reqbuf, &req), SMBD_E_OK);
@@ -351,7 +376,7 @@ void put_resp_hdr(Bytes &w, uint32_t status)
     w.le16(0);                          // 0x06 CreditCharge, copied
     w.le32(status);                     // 0x08 Status
     w.le16(SMB2_NEGOTIATE);             // 0x0c Command
-    w.le16(1);                          // 0x0e CreditResponse: NEGOTIATE grants 1
+    w.le16(1); // 0x0e CreditResponse: NEGOTIATE grants 1
     w.le32(SMB2_FLAGS_SERVER_TO_REDIR); // 0x10 Flags
     w.le32(0);                          // 0x14 NextCommand
     w.le64(0);                          // 0x18 MessageId, copied
@@ -407,7 +432,8 @@ TEST(Smb2Header, RejectsTruncatedHeader)
         std::vector<uint8_t> cut(full.begin(), full.begin() + long(len));
         smb2_hdr h;
         smb2_negotiate_req req;
-        EXPECT_PROTO_ERR(smb2_hdr_parse(cut.data(), cut.size(), &h), SMBD_E_TRUNCATED);
+        EXPECT_PROTO_ERR(smb2_hdr_parse(cut.data(), cut.size(), &h),
+                         SMBD_E_TRUNCATED);
         EXPECT_PROTO_ERR(parse(cut, &req), SMBD_E_TRUNCATED);
     }
 }
@@ -418,8 +444,7 @@ TEST(Smb2Header, RejectsWrongProtocolId)
         {0xff, 'S', 'M', 'B'}, // SMB1: smbd would answer an SMB1 negprot
         {0xfd, 'S', 'M', 'B'}, // transform header: nothing is encrypted yet
         {0xfc, 'S', 'M', 'B'}, // compression transform
-        {0xfe, 's', 'm', 'b'},
-        {0, 0, 0, 0},
+        {0xfe, 's', 'm', 'b'}, {0, 0, 0, 0},
     };
     for (const auto &id : ids) {
         SCOPED_TRACE(id[0]);
@@ -427,7 +452,8 @@ TEST(Smb2Header, RejectsWrongProtocolId)
         std::copy(id.begin(), id.end(), buf.begin());
         smb2_hdr h;
         smb2_negotiate_req req;
-        EXPECT_PROTO_ERR(smb2_hdr_parse(buf.data(), buf.size(), &h), SMBD_E_SMB2_PROTOCOL_ID);
+        EXPECT_PROTO_ERR(smb2_hdr_parse(buf.data(), buf.size(), &h),
+                         SMBD_E_SMB2_PROTOCOL_ID);
         EXPECT_PROTO_ERR(parse(buf, &req), SMBD_E_SMB2_PROTOCOL_ID);
     }
 }
@@ -441,7 +467,8 @@ TEST(Smb2Header, RejectsHeaderStructureSizeNot64)
         buf[5] = uint8_t(size >> 8);
         smb2_hdr h;
         smb2_negotiate_req req;
-        EXPECT_PROTO_ERR(smb2_hdr_parse(buf.data(), buf.size(), &h), SMBD_E_SMB2_HEADER_SIZE);
+        EXPECT_PROTO_ERR(smb2_hdr_parse(buf.data(), buf.size(), &h),
+                         SMBD_E_SMB2_HEADER_SIZE);
         EXPECT_PROTO_ERR(parse(buf, &req), SMBD_E_SMB2_HEADER_SIZE);
     }
 }
@@ -453,7 +480,8 @@ TEST(Smb2Header, RejectsResponseFlag)
     std::vector<uint8_t> buf = build(r);
     smb2_hdr h;
     smb2_negotiate_req req;
-    EXPECT_PROTO_ERR(smb2_hdr_parse(buf.data(), buf.size(), &h), SMBD_E_SMB2_NOT_REQUEST);
+    EXPECT_PROTO_ERR(smb2_hdr_parse(buf.data(), buf.size(), &h),
+                     SMBD_E_SMB2_NOT_REQUEST);
     EXPECT_PROTO_ERR(parse(buf, &req), SMBD_E_SMB2_NOT_REQUEST);
 }
 
@@ -488,17 +516,21 @@ TEST(Smb2NegotiateParse, LinuxSmb311Request)
     EXPECT_EQ(req.hdr.process_id, 0xa1b2u);
     EXPECT_EQ(req.security_mode, SMB2_NEGOTIATE_SIGNING_ENABLED);
     EXPECT_EQ(req.capabilities, 0x7fu);
-    EXPECT_TRUE(std::equal(kClientGuid.begin(), kClientGuid.end(), req.client_guid));
+    EXPECT_TRUE(
+        std::equal(kClientGuid.begin(), kClientGuid.end(), req.client_guid));
     EXPECT_EQ(ids(req.dialects), std::vector<uint16_t>{SMB2_DIALECT_311});
     EXPECT_EQ(req.context_count, 5);
     EXPECT_TRUE(req.preauth_hashes.present);
-    EXPECT_EQ(ids(req.preauth_hashes), std::vector<uint16_t>{SMB2_PREAUTH_INTEGRITY_SHA512});
+    EXPECT_EQ(ids(req.preauth_hashes),
+              std::vector<uint16_t>{SMB2_PREAUTH_INTEGRITY_SHA512});
     EXPECT_TRUE(req.ciphers.present);
-    EXPECT_EQ(ids(req.ciphers), (std::vector<uint16_t>{SMB2_ENCRYPTION_AES128_GCM,
-                                                       SMB2_ENCRYPTION_AES256_GCM,
-                                                       SMB2_ENCRYPTION_AES128_CCM}));
+    EXPECT_EQ(ids(req.ciphers),
+              (std::vector<uint16_t>{SMB2_ENCRYPTION_AES128_GCM,
+                                     SMB2_ENCRYPTION_AES256_GCM,
+                                     SMB2_ENCRYPTION_AES128_CCM}));
     EXPECT_TRUE(req.signing_algorithms.present);
-    EXPECT_EQ(ids(req.signing_algorithms), std::vector<uint16_t>{SMB2_SIGNING_AES128_CMAC});
+    EXPECT_EQ(ids(req.signing_algorithms),
+              std::vector<uint16_t>{SMB2_SIGNING_AES128_CMAC});
     EXPECT_FALSE(req.rdma_transforms.present);
     EXPECT_FALSE(req.compression);
     EXPECT_TRUE(req.posix);
@@ -516,9 +548,11 @@ TEST(Smb2NegotiateParse, LinuxSmb3AnyRequest)
     ASSERT_PROTO_ERR(parse(buf, &req), SMBD_E_OK);
     EXPECT_EQ(req.capabilities, kLinuxCaps);
     EXPECT_EQ(ids(req.dialects),
-              (std::vector<uint16_t>{SMB2_DIALECT_300, SMB2_DIALECT_302, SMB2_DIALECT_311}));
+              (std::vector<uint16_t>{SMB2_DIALECT_300, SMB2_DIALECT_302,
+                                     SMB2_DIALECT_311}));
     EXPECT_EQ(req.context_count, 4);
-    EXPECT_EQ(ids(req.preauth_hashes), std::vector<uint16_t>{SMB2_PREAUTH_INTEGRITY_SHA512});
+    EXPECT_EQ(ids(req.preauth_hashes),
+              std::vector<uint16_t>{SMB2_PREAUTH_INTEGRITY_SHA512});
     EXPECT_EQ(req.ciphers.count, 3);
     EXPECT_FALSE(req.signing_algorithms.present); // enable_negotiate_signing=0
     EXPECT_TRUE(req.posix);
@@ -531,7 +565,8 @@ TEST(Smb2NegotiateParse, LinuxSmb302RequestHasNoContexts)
     ASSERT_PROTO_ERR(parse(buf, &req), SMBD_E_OK);
     EXPECT_EQ(req.security_mode, SMB2_NEGOTIATE_SIGNING_ENABLED);
     EXPECT_EQ(req.capabilities, kLinuxCaps);
-    EXPECT_TRUE(std::equal(kClientGuid.begin(), kClientGuid.end(), req.client_guid));
+    EXPECT_TRUE(
+        std::equal(kClientGuid.begin(), kClientGuid.end(), req.client_guid));
     EXPECT_EQ(ids(req.dialects), std::vector<uint16_t>{SMB2_DIALECT_302});
     EXPECT_EQ(req.context_count, 0);
     EXPECT_FALSE(req.preauth_hashes.present);
@@ -546,7 +581,8 @@ TEST(Smb2NegotiateParse, LinuxSmb302RequestHasNoContexts)
 
 // Body up to SecurityBufferLength; NegotiateContextOffset and the buffer
 // follow in each test.
-void put_resp_body(Bytes &w, uint16_t dialect, uint16_t context_count, uint32_t caps)
+void put_resp_body(Bytes &w, uint16_t dialect, uint16_t context_count,
+                   uint32_t caps)
 {
     w.le16(65);                             //  64 StructureSize
     w.le16(SMB2_NEGOTIATE_SIGNING_ENABLED); //  66 SecurityMode
@@ -558,12 +594,13 @@ void put_resp_body(Bytes &w, uint16_t dialect, uint16_t context_count, uint32_t 
     w.le32(8u << 20);                       //  96 MaxReadSize
     w.le32(8u << 20);                       // 100 MaxWriteSize
     w.le64(kSystemTime);                    // 104 SystemTime
-    w.le64(0);                              // 112 ServerStartTime: Samba sends 0
-    w.le16(0x80);                           // 120 SecurityBufferOffset
-    w.le16(uint16_t(kSecBlob.size()));      // 122 SecurityBufferLength
+    w.le64(0);                         // 112 ServerStartTime: Samba sends 0
+    w.le16(0x80);                      // 120 SecurityBufferOffset
+    w.le16(uint16_t(kSecBlob.size())); // 122 SecurityBufferLength
 }
 
-// SMB2_PREAUTH_INTEGRITY_CAPABILITIES as smbd answers it: SHA-512, 32-byte salt.
+// SMB2_PREAUTH_INTEGRITY_CAPABILITIES as smbd answers it: SHA-512, 32-byte
+// salt.
 void put_preauth_resp(Bytes &w)
 {
     w.le16(SMB2_PREAUTH_INTEGRITY_CAPABILITIES).le16(38).le32(0);
@@ -580,20 +617,21 @@ TEST(Smb2NegotiateResponse, LinuxSmb311ExactBytes)
     // ENCRYPTION is answered by the encryption context on 3.1.1
     put_resp_body(w, SMB2_DIALECT_311, 4,
                   SMB2_GLOBAL_CAP_DFS | SMB2_GLOBAL_CAP_LEASING |
-                      SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_MULTI_CHANNEL);
-    w.le32(144);                             // 124 NegotiateContextOffset
-    w.raw(kSecBlob);                         // 128 Buffer (13 bytes)
-    w.zeros(3);                              // 141 padding to 8
-    put_preauth_resp(w);                     // 144 preauth (46 bytes)
-    w.zeros(2);                              // 190 padding
+                      SMB2_GLOBAL_CAP_LARGE_MTU |
+                      SMB2_GLOBAL_CAP_MULTI_CHANNEL);
+    w.le32(144);         // 124 NegotiateContextOffset
+    w.raw(kSecBlob);     // 128 Buffer (13 bytes)
+    w.zeros(3);          // 141 padding to 8
+    put_preauth_resp(w); // 144 preauth (46 bytes)
+    w.zeros(2);          // 190 padding
     // 192 encryption: the server's first choice the client offers
     w.le16(SMB2_ENCRYPTION_CAPABILITIES).le16(4).le32(0);
     w.le16(1).le16(SMB2_ENCRYPTION_AES128_GCM);
-    w.zeros(4);                              // 204 padding
+    w.zeros(4); // 204 padding
     // 208 signing: GMAC is preferred but the client offered only CMAC
     w.le16(SMB2_SIGNING_CAPABILITIES).le16(4).le32(0);
     w.le16(1).le16(SMB2_SIGNING_AES128_CMAC);
-    w.zeros(4);                              // 220 padding
+    w.zeros(4); // 220 padding
     // 224 POSIX, the last context: not padded
     w.le16(SMB2_POSIX_EXTENSIONS_AVAILABLE).le16(16).le32(0);
     w.raw(kPosixTag);
@@ -608,14 +646,15 @@ TEST(Smb2NegotiateResponse, LinuxSmb3AnyExactBytes)
     put_resp_hdr(w, NT_STATUS_SUCCESS);
     // no MULTI_CHANNEL: this client did not offer it
     put_resp_body(w, SMB2_DIALECT_311, 3,
-                  SMB2_GLOBAL_CAP_DFS | SMB2_GLOBAL_CAP_LEASING | SMB2_GLOBAL_CAP_LARGE_MTU);
-    w.le32(144);                             // 124 NegotiateContextOffset
-    w.raw(kSecBlob).zeros(3);                // 128 Buffer, padding
-    put_preauth_resp(w);                     // 144 preauth
-    w.zeros(2);                              // 190 padding
+                  SMB2_GLOBAL_CAP_DFS | SMB2_GLOBAL_CAP_LEASING |
+                      SMB2_GLOBAL_CAP_LARGE_MTU);
+    w.le32(144);              // 124 NegotiateContextOffset
+    w.raw(kSecBlob).zeros(3); // 128 Buffer, padding
+    put_preauth_resp(w);      // 144 preauth
+    w.zeros(2);               // 190 padding
     w.le16(SMB2_ENCRYPTION_CAPABILITIES).le16(4).le32(0); // 192 encryption
     w.le16(1).le16(SMB2_ENCRYPTION_AES128_GCM);
-    w.zeros(4);                              // 204 padding
+    w.zeros(4); // 204 padding
     // 208 POSIX; no signing context because none was offered
     w.le16(SMB2_POSIX_EXTENSIONS_AVAILABLE).le16(16).le32(0);
     w.raw(kPosixTag);
@@ -632,8 +671,8 @@ TEST(Smb2NegotiateResponse, LinuxSmb302ExactBytes)
     put_resp_body(w, SMB2_DIALECT_302, 0,
                   SMB2_GLOBAL_CAP_DFS | SMB2_GLOBAL_CAP_LEASING |
                       SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_ENCRYPTION);
-    w.le32(0);                               // 124 NegotiateContextOffset: none
-    w.raw(kSecBlob);                         // 128 Buffer, nothing after it
+    w.le32(0);       // 124 NegotiateContextOffset: none
+    w.raw(kSecBlob); // 128 Buffer, nothing after it
     ASSERT_EQ(w.size(), 141u);
 
     EXPECT_TRUE(SameBytes(respond(samba_policy(), linux_302_request()), w.b));
@@ -651,15 +690,21 @@ TEST(Smb2NegotiateResponse, ContextOffsetIsAlignedAfterTheBlob)
 
         size_t ctx_off = (128 + blob_len + 7) & ~size_t(7);
         ASSERT_EQ(out.size(), ctx_off + 48 + 16 + 24); // preauth, cipher, posix
-        EXPECT_EQ(smbd_get_le16(&out[64 + 0x38]), 0x80);     // SecurityBufferOffset
-        EXPECT_EQ(smbd_get_le16(&out[64 + 0x3a]), blob_len); // SecurityBufferLength
-        EXPECT_EQ(smbd_get_le32(&out[64 + 0x3c]), ctx_off);  // NegotiateContextOffset
-        EXPECT_TRUE(std::equal(blob.begin(), blob.begin() + blob_len, out.begin() + 128));
+        EXPECT_EQ(smbd_get_le16(&out[64 + 0x38]), 0x80); // SecurityBufferOffset
+        EXPECT_EQ(smbd_get_le16(&out[64 + 0x3a]),
+                  blob_len); // SecurityBufferLength
+        EXPECT_EQ(smbd_get_le32(&out[64 + 0x3c]),
+                  ctx_off); // NegotiateContextOffset
+        EXPECT_TRUE(std::equal(blob.begin(), blob.begin() + blob_len,
+                               out.begin() + 128));
         for (size_t i = 128 + blob_len; i < ctx_off; i++)
             EXPECT_EQ(out[i], 0) << "padding at " << i;
-        EXPECT_EQ(smbd_get_le16(&out[ctx_off]), SMB2_PREAUTH_INTEGRITY_CAPABILITIES);
-        EXPECT_EQ(smbd_get_le16(&out[ctx_off + 48]), SMB2_ENCRYPTION_CAPABILITIES);
-        EXPECT_EQ(smbd_get_le16(&out[ctx_off + 64]), SMB2_POSIX_EXTENSIONS_AVAILABLE);
+        EXPECT_EQ(smbd_get_le16(&out[ctx_off]),
+                  SMB2_PREAUTH_INTEGRITY_CAPABILITIES);
+        EXPECT_EQ(smbd_get_le16(&out[ctx_off + 48]),
+                  SMB2_ENCRYPTION_CAPABILITIES);
+        EXPECT_EQ(smbd_get_le16(&out[ctx_off + 64]),
+                  SMB2_POSIX_EXTENSIONS_AVAILABLE);
     }
 }
 
@@ -679,8 +724,8 @@ TEST(Smb2NegotiateResponse, OutOfSpaceWhenCapTooSmall)
         std::vector<uint8_t> out(cap);
         size_t len = 12345;
         EXPECT_PROTO_ERR(smb2_negotiate_resp_build(&p, &req, &neg, kSystemTime,
-                                                   kServerSalt.data(), out.data(),
-                                                   cap, &len),
+                                                   kServerSalt.data(),
+                                                   out.data(), cap, &len),
                          SMBD_E_OUT_OF_SPACE)
             << "cap " << cap;
         EXPECT_EQ(len, 12345u) << "cap " << cap;
@@ -701,17 +746,18 @@ TEST(Smb2NegotiateResponse, NotSupportedErrorExactBytes)
 
     std::vector<uint8_t> out(SMB2_ERROR_RESP_SIZE);
     size_t len = 0;
-    ASSERT_PROTO_ERR(smb2_error_resp_build(&req.hdr, neg.status, out.data(), out.size(), &len),
+    ASSERT_PROTO_ERR(smb2_error_resp_build(&req.hdr, neg.status, out.data(),
+                                           out.size(), &len),
                      SMBD_E_OK);
     out.resize(len);
 
     Bytes w;
     put_resp_hdr(w, NT_STATUS_NOT_SUPPORTED);
-    w.le16(9);  // 64 StructureSize
-    w.u8(0);    // 66 ErrorContextCount
-    w.u8(0);    // 67 Reserved
-    w.le32(0);  // 68 ByteCount
-    w.u8(0);    // 72 ErrorData: the one byte Samba always sends
+    w.le16(9); // 64 StructureSize
+    w.u8(0);   // 66 ErrorContextCount
+    w.u8(0);   // 67 Reserved
+    w.le32(0); // 68 ByteCount
+    w.u8(0);   // 72 ErrorData: the one byte Samba always sends
     EXPECT_TRUE(SameBytes(out, w.b));
 }
 
@@ -721,8 +767,9 @@ TEST(Smb2NegotiateResponse, NotSupportedErrorExactBytes)
 
 TEST(Smb2NegotiateDecide, ChoosesHighestCommonDialectWithinPolicyRange)
 {
-    const std::vector<uint16_t> all = {SMB2_DIALECT_202, SMB2_DIALECT_210, SMB2_DIALECT_300,
-                                       SMB2_DIALECT_302, SMB2_DIALECT_311};
+    const std::vector<uint16_t> all = {SMB2_DIALECT_202, SMB2_DIALECT_210,
+                                       SMB2_DIALECT_300, SMB2_DIALECT_302,
+                                       SMB2_DIALECT_311};
     struct Case {
         std::vector<uint16_t> offered;
         uint16_t min, max, want;
@@ -732,20 +779,28 @@ TEST(Smb2NegotiateDecide, ChoosesHighestCommonDialectWithinPolicyRange)
         {all, SMB2_DIALECT_202, SMB2_DIALECT_210, SMB2_DIALECT_210},
         {all, SMB2_DIALECT_202, SMB2_DIALECT_202, SMB2_DIALECT_202},
         // the client's order does not matter
-        {{SMB2_DIALECT_311, SMB2_DIALECT_202}, SMB2_DIALECT_202, SMB2_DIALECT_311,
+        {{SMB2_DIALECT_311, SMB2_DIALECT_202},
+         SMB2_DIALECT_202,
+         SMB2_DIALECT_311,
          SMB2_DIALECT_311},
-        {{SMB2_DIALECT_302, SMB2_DIALECT_300}, SMB2_DIALECT_300, SMB2_DIALECT_311,
+        {{SMB2_DIALECT_302, SMB2_DIALECT_300},
+         SMB2_DIALECT_300,
+         SMB2_DIALECT_311,
          SMB2_DIALECT_302},
         // 0x02FF (wildcard, SMB1 negprot only) and unknown ids are skipped
-        {{0x02ff, 0x0222, SMB2_DIALECT_300}, SMB2_DIALECT_202, SMB2_DIALECT_311,
+        {{0x02ff, 0x0222, SMB2_DIALECT_300},
+         SMB2_DIALECT_202,
+         SMB2_DIALECT_311,
          SMB2_DIALECT_300},
         // 3.1.1 offered but above the policy
-        {{SMB2_DIALECT_300, SMB2_DIALECT_311}, SMB2_DIALECT_300, SMB2_DIALECT_302,
+        {{SMB2_DIALECT_300, SMB2_DIALECT_311},
+         SMB2_DIALECT_300,
+         SMB2_DIALECT_302,
          SMB2_DIALECT_300},
     };
     for (const Case &c : cases) {
-        SCOPED_TRACE(::testing::Message() << std::hex << c.min << "-" << c.max << " want "
-                                          << c.want);
+        SCOPED_TRACE(::testing::Message() << std::hex << c.min << "-" << c.max
+                                          << " want " << c.want);
         smb2_negotiate_policy p = samba_policy();
         p.min_dialect = c.min;
         p.max_dialect = c.max;
@@ -763,7 +818,9 @@ TEST(Smb2NegotiateDecide, NoCommonDialectIsNotSupported)
         std::vector<uint16_t> offered;
         uint16_t min, max;
     } cases[] = {
-        {{SMB2_DIALECT_202, SMB2_DIALECT_210}, SMB2_DIALECT_300, SMB2_DIALECT_311},
+        {{SMB2_DIALECT_202, SMB2_DIALECT_210},
+         SMB2_DIALECT_300,
+         SMB2_DIALECT_311},
         {{SMB2_DIALECT_311}, SMB2_DIALECT_300, SMB2_DIALECT_302},
         {{0x02ff}, SMB2_DIALECT_202, SMB2_DIALECT_311},
     };
@@ -800,13 +857,15 @@ TEST(Smb2NegotiateDecide, Smb311WithoutPreauthContextIsInvalidParameter)
 TEST(Smb2NegotiateDecide, PreauthWithoutSha512IsNoHashOverlap)
 {
     NegReq r;
-    r.contexts = {{SMB2_PREAUTH_INTEGRITY_CAPABILITIES, preauth_data({0x0002, 0x7777})}};
+    r.contexts = {
+        {SMB2_PREAUTH_INTEGRITY_CAPABILITIES, preauth_data({0x0002, 0x7777})}};
     EXPECT_EQ(decide(samba_policy(), r).status,
               NT_STATUS_SMB_NO_PREAUTH_INTEGRITY_HASH_OVERLAP);
 
     // SHA-512 anywhere in the list is enough, and the salt may be empty
-    r.contexts = {{SMB2_PREAUTH_INTEGRITY_CAPABILITIES,
-                   preauth_data({0x0002, SMB2_PREAUTH_INTEGRITY_SHA512}, 0, 0)}};
+    r.contexts = {
+        {SMB2_PREAUTH_INTEGRITY_CAPABILITIES,
+         preauth_data({0x0002, SMB2_PREAUTH_INTEGRITY_SHA512}, 0, 0)}};
     EXPECT_EQ(decide(samba_policy(), r).status, NT_STATUS_SUCCESS);
 }
 
@@ -817,17 +876,20 @@ TEST(Smb2NegotiateDecide, CipherChosenByServerPreference)
         uint16_t want;
     } cases[] = {
         // Samba's default order against Linux's order
-        {{SMB2_ENCRYPTION_AES128_GCM, SMB2_ENCRYPTION_AES128_CCM, SMB2_ENCRYPTION_AES256_GCM,
-          SMB2_ENCRYPTION_AES256_CCM},
-         {SMB2_ENCRYPTION_AES256_GCM, SMB2_ENCRYPTION_AES128_CCM, SMB2_ENCRYPTION_AES128_GCM},
+        {{SMB2_ENCRYPTION_AES128_GCM, SMB2_ENCRYPTION_AES128_CCM,
+          SMB2_ENCRYPTION_AES256_GCM, SMB2_ENCRYPTION_AES256_CCM},
+         {SMB2_ENCRYPTION_AES256_GCM, SMB2_ENCRYPTION_AES128_CCM,
+          SMB2_ENCRYPTION_AES128_GCM},
          SMB2_ENCRYPTION_AES128_GCM},
-        {{SMB2_ENCRYPTION_AES128_GCM, SMB2_ENCRYPTION_AES128_CCM, SMB2_ENCRYPTION_AES256_GCM,
-          SMB2_ENCRYPTION_AES256_CCM},
-         {SMB2_ENCRYPTION_AES256_CCM, SMB2_ENCRYPTION_AES256_GCM, SMB2_ENCRYPTION_AES128_CCM},
+        {{SMB2_ENCRYPTION_AES128_GCM, SMB2_ENCRYPTION_AES128_CCM,
+          SMB2_ENCRYPTION_AES256_GCM, SMB2_ENCRYPTION_AES256_CCM},
+         {SMB2_ENCRYPTION_AES256_CCM, SMB2_ENCRYPTION_AES256_GCM,
+          SMB2_ENCRYPTION_AES128_CCM},
          SMB2_ENCRYPTION_AES128_CCM},
         // "server smb3 encryption algorithms = AES-256-GCM AES-128-GCM"
         {{SMB2_ENCRYPTION_AES256_GCM, SMB2_ENCRYPTION_AES128_GCM},
-         {SMB2_ENCRYPTION_AES128_GCM, SMB2_ENCRYPTION_AES256_GCM, SMB2_ENCRYPTION_AES128_CCM},
+         {SMB2_ENCRYPTION_AES128_GCM, SMB2_ENCRYPTION_AES256_GCM,
+          SMB2_ENCRYPTION_AES128_CCM},
          SMB2_ENCRYPTION_AES256_GCM},
     };
     for (const Case &c : cases) {
@@ -858,7 +920,8 @@ TEST(Smb2NegotiateDecide, NoCommonCipherAnswersCipherZero)
 
     // on the wire: CipherCount 1, Ciphers[0] 0 (MS-SMB2 3.3.5.4)
     std::vector<uint8_t> resp = respond(p, build(r));
-    size_t ctx = smbd_get_le32(&resp[64 + 0x3c]) + 48; // after the preauth context
+    size_t ctx =
+        smbd_get_le32(&resp[64 + 0x3c]) + 48; // after the preauth context
     EXPECT_EQ(smbd_get_le16(&resp[ctx]), SMB2_ENCRYPTION_CAPABILITIES);
     EXPECT_EQ(smbd_get_le16(&resp[ctx + 2]), 4);
     EXPECT_EQ(smbd_get_le16(&resp[ctx + 8]), 1);
@@ -897,14 +960,18 @@ TEST(Smb2NegotiateDecide, EncryptionNeedsBothSidesCapability)
     } cases[] = {{false, true}, {true, false}, {false, false}};
     for (const Case &c : cases) {
         for (uint16_t d : {SMB2_DIALECT_302, SMB2_DIALECT_311}) {
-            SCOPED_TRACE(::testing::Message() << c.server << c.client << " " << d);
+            SCOPED_TRACE(::testing::Message()
+                         << c.server << c.client << " " << d);
             smb2_negotiate_policy p = samba_policy();
             if (!c.server)
                 p.capabilities &= ~SMB2_GLOBAL_CAP_ENCRYPTION;
             NegReq r;
             r.dialects = {d};
-            r.capabilities = c.client ? kLinuxCaps : kLinuxCaps & ~SMB2_GLOBAL_CAP_ENCRYPTION;
-            r.contexts = {preauth_ctx(), cipher_ctx({SMB2_ENCRYPTION_AES128_GCM})};
+            r.capabilities = c.client
+                                 ? kLinuxCaps
+                                 : kLinuxCaps & ~SMB2_GLOBAL_CAP_ENCRYPTION;
+            r.contexts = {preauth_ctx(),
+                          cipher_ctx({SMB2_ENCRYPTION_AES128_GCM})};
             smb2_negotiated out = decide(p, r);
             EXPECT_EQ(out.status, NT_STATUS_SUCCESS);
             EXPECT_FALSE(out.capabilities & SMB2_GLOBAL_CAP_ENCRYPTION);
@@ -929,10 +996,13 @@ TEST(Smb2NegotiateDecide, SigningContextOnlyWithCommonAlgorithm)
         bool context;
         uint16_t algorithm;
     } cases[] = {
-        {std::vector<uint16_t>{SMB2_SIGNING_AES128_CMAC, SMB2_SIGNING_AES128_GMAC}, true,
-         SMB2_SIGNING_AES128_GMAC}, // server preference
-        {std::vector<uint16_t>{SMB2_SIGNING_HMAC_SHA256}, true, SMB2_SIGNING_HMAC_SHA256},
-        {std::vector<uint16_t>{0x0003, 0x1234}, false, SMB2_SIGNING_AES128_CMAC},
+        {std::vector<uint16_t>{SMB2_SIGNING_AES128_CMAC,
+                               SMB2_SIGNING_AES128_GMAC},
+         true, SMB2_SIGNING_AES128_GMAC}, // server preference
+        {std::vector<uint16_t>{SMB2_SIGNING_HMAC_SHA256}, true,
+         SMB2_SIGNING_HMAC_SHA256},
+        {std::vector<uint16_t>{0x0003, 0x1234}, false,
+         SMB2_SIGNING_AES128_CMAC},
         {std::nullopt, false, SMB2_SIGNING_AES128_CMAC},
     };
     for (const Case &c : cases) {
@@ -978,21 +1048,26 @@ TEST(Smb2NegotiateDecide, MultiChannelOnlyWhenBothOfferIt)
         uint16_t dialect;
         bool want;
     } cases[] = {
-        {true, true, SMB2_DIALECT_311, true},   {true, true, SMB2_DIALECT_300, true},
-        {true, false, SMB2_DIALECT_311, false}, {false, true, SMB2_DIALECT_311, false},
+        {true, true, SMB2_DIALECT_311, true},
+        {true, true, SMB2_DIALECT_300, true},
+        {true, false, SMB2_DIALECT_311, false},
+        {false, true, SMB2_DIALECT_311, false},
         {true, true, SMB2_DIALECT_210, false}, // a 3.x capability
     };
     for (const Case &c : cases) {
-        SCOPED_TRACE(::testing::Message() << c.server << c.client << " " << c.dialect);
+        SCOPED_TRACE(::testing::Message()
+                     << c.server << c.client << " " << c.dialect);
         smb2_negotiate_policy p = samba_policy();
         p.min_dialect = SMB2_DIALECT_202;
         if (!c.server)
             p.capabilities &= ~SMB2_GLOBAL_CAP_MULTI_CHANNEL;
         NegReq r;
         r.dialects = {c.dialect};
-        r.capabilities = kLinuxCaps | (c.client ? SMB2_GLOBAL_CAP_MULTI_CHANNEL : 0);
+        r.capabilities =
+            kLinuxCaps | (c.client ? SMB2_GLOBAL_CAP_MULTI_CHANNEL : 0);
         smb2_negotiated out = decide(p, r);
-        EXPECT_EQ(bool(out.capabilities & SMB2_GLOBAL_CAP_MULTI_CHANNEL), c.want);
+        EXPECT_EQ(bool(out.capabilities & SMB2_GLOBAL_CAP_MULTI_CHANNEL),
+                  c.want);
     }
 }
 
@@ -1021,8 +1096,8 @@ TEST(Smb2NegotiateDecide, LeasingAndLargeMtuFrom210)
     NegReq r;
     r.dialects = {SMB2_DIALECT_210};
     smb2_negotiated out = decide(p, r);
-    EXPECT_EQ(out.capabilities,
-              SMB2_GLOBAL_CAP_DFS | SMB2_GLOBAL_CAP_LEASING | SMB2_GLOBAL_CAP_LARGE_MTU);
+    EXPECT_EQ(out.capabilities, SMB2_GLOBAL_CAP_DFS | SMB2_GLOBAL_CAP_LEASING |
+                                    SMB2_GLOBAL_CAP_LARGE_MTU);
     EXPECT_EQ(out.max_read_size, 8u << 20);
 
     // without LARGE_MTU (Samba on port 139) the 64 KiB limit stays
@@ -1046,12 +1121,14 @@ TEST(Smb2NegotiateDecide, SizesCappedBelow16MiB)
 TEST(Smb2NegotiateDecide, DfsAndSecurityModeComeFromPolicy)
 {
     smb2_negotiate_policy p = samba_policy();
-    p.security_mode = SMB2_NEGOTIATE_SIGNING_ENABLED | SMB2_NEGOTIATE_SIGNING_REQUIRED;
+    p.security_mode =
+        SMB2_NEGOTIATE_SIGNING_ENABLED | SMB2_NEGOTIATE_SIGNING_REQUIRED;
     NegReq r;
     r.capabilities = 0; // DFS is granted whatever the client says
     smb2_negotiated out = decide(p, r);
     EXPECT_TRUE(out.capabilities & SMB2_GLOBAL_CAP_DFS);
-    EXPECT_EQ(out.security_mode, SMB2_NEGOTIATE_SIGNING_ENABLED | SMB2_NEGOTIATE_SIGNING_REQUIRED);
+    EXPECT_EQ(out.security_mode,
+              SMB2_NEGOTIATE_SIGNING_ENABLED | SMB2_NEGOTIATE_SIGNING_REQUIRED);
 
     p.capabilities &= ~SMB2_GLOBAL_CAP_DFS; // "host msdfs = no"
     EXPECT_FALSE(decide(p, r).capabilities & SMB2_GLOBAL_CAP_DFS);
@@ -1061,10 +1138,11 @@ TEST(Smb2NegotiateDecide, CapabilitiesSambaLacksAreNeverGranted)
 {
     // smbd 4.17 never announces persistent handles or directory leases
     smb2_negotiate_policy p = samba_policy();
-    p.capabilities |= SMB2_GLOBAL_CAP_PERSISTENT_HANDLES | SMB2_GLOBAL_CAP_DIRECTORY_LEASING;
+    p.capabilities |=
+        SMB2_GLOBAL_CAP_PERSISTENT_HANDLES | SMB2_GLOBAL_CAP_DIRECTORY_LEASING;
     smb2_negotiated out = decide(p, NegReq{});
-    EXPECT_FALSE(out.capabilities &
-                 (SMB2_GLOBAL_CAP_PERSISTENT_HANDLES | SMB2_GLOBAL_CAP_DIRECTORY_LEASING));
+    EXPECT_FALSE(out.capabilities & (SMB2_GLOBAL_CAP_PERSISTENT_HANDLES |
+                                     SMB2_GLOBAL_CAP_DIRECTORY_LEASING));
 }
 
 TEST(Smb2NegotiateDecide, PosixContextOnlyWithTagAndPolicyFlag)
@@ -1077,20 +1155,24 @@ TEST(Smb2NegotiateDecide, PosixContextOnlyWithTagAndPolicyFlag)
         std::optional<std::vector<uint8_t>> data;
         bool policy, parsed, want;
     } cases[] = {
-        {std::vector<uint8_t>(kPosixTag.begin(), kPosixTag.end()), true, true, true},
+        {std::vector<uint8_t>(kPosixTag.begin(), kPosixTag.end()), true, true,
+         true},
         {tag_second, true, true, true}, // any 16-byte slot may carry it
-        {std::vector<uint8_t>(kPosixTag.begin(), kPosixTag.end()), false, true, false},
+        {std::vector<uint8_t>(kPosixTag.begin(), kPosixTag.end()), false, true,
+         false},
         {other_tag, true, false, false},
         {std::vector<uint8_t>{}, true, false, false},
         {std::nullopt, true, false, false},
     };
     for (const Case &c : cases) {
-        SCOPED_TRACE(::testing::Message() << c.policy << " " << (c.data ? c.data->size() : 99));
+        SCOPED_TRACE(::testing::Message()
+                     << c.policy << " " << (c.data ? c.data->size() : 99));
         smb2_negotiate_policy p = samba_policy();
         p.posix_extensions = c.policy;
         NegReq r;
         if (c.data)
-            r.contexts = {preauth_ctx(), {SMB2_POSIX_EXTENSIONS_AVAILABLE, *c.data}};
+            r.contexts = {preauth_ctx(),
+                          {SMB2_POSIX_EXTENSIONS_AVAILABLE, *c.data}};
         std::vector<uint8_t> buf = build(r);
         smb2_negotiate_req req;
         ASSERT_PROTO_ERR(parse(buf, &req), SMBD_E_OK);
@@ -1128,7 +1210,8 @@ TEST(Smb2NegotiateDecide, ContextsIgnoredWhen311NotOffered)
     smb2_negotiate_decide(&p, &req, &out);
     EXPECT_EQ(out.status, NT_STATUS_SUCCESS);
     EXPECT_EQ(out.dialect, SMB2_DIALECT_302);
-    EXPECT_FALSE(out.encryption_context || out.signing_context || out.posix_context);
+    EXPECT_FALSE(out.encryption_context || out.signing_context ||
+                 out.posix_context);
 }
 
 TEST(Smb2NegotiateDecide, Smb311ContextsIgnoredWhenPolicyStopsAt302)
@@ -1157,26 +1240,54 @@ TEST(Smb2NegotiateDecide, AlgorithmsInForceMustBeInPolicyLists)
         std::optional<std::vector<uint16_t>> client_signing;
         uint32_t want;
     } cases[] = {
-        {"3.0.2 needs CMAC", {SMB2_SIGNING_AES128_GMAC, SMB2_SIGNING_HMAC_SHA256},
-         {SMB2_ENCRYPTION_AES128_CCM}, SMB2_DIALECT_302, kLinuxCaps, std::nullopt,
+        {"3.0.2 needs CMAC",
+         {SMB2_SIGNING_AES128_GMAC, SMB2_SIGNING_HMAC_SHA256},
+         {SMB2_ENCRYPTION_AES128_CCM},
+         SMB2_DIALECT_302,
+         kLinuxCaps,
+         std::nullopt,
          NT_STATUS_INVALID_PARAMETER},
-        {"2.1 needs HMAC", {SMB2_SIGNING_AES128_GMAC, SMB2_SIGNING_AES128_CMAC},
-         {SMB2_ENCRYPTION_AES128_CCM}, SMB2_DIALECT_210, kLinuxCaps, std::nullopt,
+        {"2.1 needs HMAC",
+         {SMB2_SIGNING_AES128_GMAC, SMB2_SIGNING_AES128_CMAC},
+         {SMB2_ENCRYPTION_AES128_CCM},
+         SMB2_DIALECT_210,
+         kLinuxCaps,
+         std::nullopt,
          NT_STATUS_INVALID_PARAMETER},
-        {"3.0.2 encryption needs CCM", {SMB2_SIGNING_AES128_CMAC},
-         {SMB2_ENCRYPTION_AES128_GCM}, SMB2_DIALECT_302, kLinuxCaps, std::nullopt,
+        {"3.0.2 encryption needs CCM",
+         {SMB2_SIGNING_AES128_CMAC},
+         {SMB2_ENCRYPTION_AES128_GCM},
+         SMB2_DIALECT_302,
+         kLinuxCaps,
+         std::nullopt,
          NT_STATUS_INVALID_PARAMETER},
-        {"3.0.2 without encryption", {SMB2_SIGNING_AES128_CMAC},
-         {SMB2_ENCRYPTION_AES128_GCM}, SMB2_DIALECT_302,
-         kLinuxCaps & ~SMB2_GLOBAL_CAP_ENCRYPTION, std::nullopt, NT_STATUS_SUCCESS},
-        {"3.1.1 GMAC negotiated", {SMB2_SIGNING_AES128_GMAC}, {SMB2_ENCRYPTION_AES128_GCM},
-         SMB2_DIALECT_311, kLinuxCaps, std::vector<uint16_t>{SMB2_SIGNING_AES128_GMAC},
+        {"3.0.2 without encryption",
+         {SMB2_SIGNING_AES128_CMAC},
+         {SMB2_ENCRYPTION_AES128_GCM},
+         SMB2_DIALECT_302,
+         kLinuxCaps & ~SMB2_GLOBAL_CAP_ENCRYPTION,
+         std::nullopt,
          NT_STATUS_SUCCESS},
-        {"3.1.1 falls back to CMAC", {SMB2_SIGNING_AES128_GMAC},
-         {SMB2_ENCRYPTION_AES128_GCM}, SMB2_DIALECT_311, kLinuxCaps,
-         std::vector<uint16_t>{SMB2_SIGNING_AES128_CMAC}, NT_STATUS_INVALID_PARAMETER},
-        {"no cipher configured", {SMB2_SIGNING_AES128_CMAC}, {}, SMB2_DIALECT_311,
-         kLinuxCaps & ~SMB2_GLOBAL_CAP_ENCRYPTION, std::nullopt,
+        {"3.1.1 GMAC negotiated",
+         {SMB2_SIGNING_AES128_GMAC},
+         {SMB2_ENCRYPTION_AES128_GCM},
+         SMB2_DIALECT_311,
+         kLinuxCaps,
+         std::vector<uint16_t>{SMB2_SIGNING_AES128_GMAC},
+         NT_STATUS_SUCCESS},
+        {"3.1.1 falls back to CMAC",
+         {SMB2_SIGNING_AES128_GMAC},
+         {SMB2_ENCRYPTION_AES128_GCM},
+         SMB2_DIALECT_311,
+         kLinuxCaps,
+         std::vector<uint16_t>{SMB2_SIGNING_AES128_CMAC},
+         NT_STATUS_INVALID_PARAMETER},
+        {"no cipher configured",
+         {SMB2_SIGNING_AES128_CMAC},
+         {},
+         SMB2_DIALECT_311,
+         kLinuxCaps & ~SMB2_GLOBAL_CAP_ENCRYPTION,
+         std::nullopt,
          NT_STATUS_INVALID_PARAMETER},
     };
     for (const Case &c : cases) {
@@ -1328,7 +1439,8 @@ TEST(Smb2NegotiateParse, RejectsTruncatedContextHeader)
         std::vector<uint8_t> buf = build(r);
         buf.resize(104 + extra, 0); // padding, then part of a context header
         smb2_negotiate_req req;
-        EXPECT_PROTO_ERR(parse(buf, &req), SMBD_E_SMB2_CONTEXT_TRUNCATED) << extra;
+        EXPECT_PROTO_ERR(parse(buf, &req), SMBD_E_SMB2_CONTEXT_TRUNCATED)
+            << extra;
     }
 }
 
@@ -1360,7 +1472,8 @@ TEST(Smb2NegotiateParse, RejectsDuplicateContext)
         r.contexts = {preauth_ctx(), posix_ctx(), c};
         if (c.type != SMB2_PREAUTH_INTEGRITY_CAPABILITIES)
             r.contexts.push_back(c);
-        EXPECT_PROTO_ERR(parse_built(r), SMBD_E_SMB2_CONTEXT_DUPLICATE) << c.type;
+        EXPECT_PROTO_ERR(parse_built(r), SMBD_E_SMB2_CONTEXT_DUPLICATE)
+            << c.type;
     }
 }
 
@@ -1385,7 +1498,8 @@ TEST(Smb2NegotiateParse, RejectsContextListingNoAlgorithm)
 TEST(Smb2NegotiateParse, RejectsPreauthSaltPastData)
 {
     const std::vector<uint8_t> bad[] = {
-        preauth_data({SMB2_PREAUTH_INTEGRITY_SHA512}, 33, 32), // SaltLength too long
+        preauth_data({SMB2_PREAUTH_INTEGRITY_SHA512}, 33,
+                     32), // SaltLength too long
         preauth_data({SMB2_PREAUTH_INTEGRITY_SHA512}, 32, 31),
         {0x02, 0x00, 0x00, 0x00, 0x01, 0x00}, // two hashes, one present
         {0x01, 0x00, 0x00},                   // shorter than the counts
@@ -1393,7 +1507,8 @@ TEST(Smb2NegotiateParse, RejectsPreauthSaltPastData)
     for (const auto &data : bad) {
         NegReq r;
         r.contexts = {{SMB2_PREAUTH_INTEGRITY_CAPABILITIES, data}};
-        EXPECT_PROTO_ERR(parse_built(r), SMBD_E_SMB2_CONTEXT_TRUNCATED) << data.size();
+        EXPECT_PROTO_ERR(parse_built(r), SMBD_E_SMB2_CONTEXT_TRUNCATED)
+            << data.size();
     }
 }
 
@@ -1420,7 +1535,9 @@ TEST(Smb2NegotiateParse, RejectsPosixContextLengthNotMultipleOf16)
 {
     for (size_t len : {1, 15, 17, 31}) {
         NegReq r;
-        r.contexts = {preauth_ctx(), {SMB2_POSIX_EXTENSIONS_AVAILABLE, std::vector<uint8_t>(len)}};
+        r.contexts = {
+            preauth_ctx(),
+            {SMB2_POSIX_EXTENSIONS_AVAILABLE, std::vector<uint8_t>(len)}};
         EXPECT_PROTO_ERR(parse_built(r), SMBD_E_SMB2_CONTEXT_TRUNCATED) << len;
     }
 }
@@ -1438,7 +1555,8 @@ TEST(Smb2NegotiateParse, ContextsBeyondCountAreNotRead)
     // only NegotiateContextCount contexts exist; the duplicate after them
     // is trailing data
     NegReq r;
-    r.contexts = {preauth_ctx(), cipher_ctx({SMB2_ENCRYPTION_AES128_GCM}), preauth_ctx()};
+    r.contexts = {preauth_ctx(), cipher_ctx({SMB2_ENCRYPTION_AES128_GCM}),
+                  preauth_ctx()};
     r.context_count = 2;
     std::vector<uint8_t> buf = build(r);
     smb2_negotiate_req req;
@@ -1469,12 +1587,14 @@ TEST(Smb2NegotiateParse, IgnoresNetnameTransportAndUnknownContexts)
 TEST(Smb2NegotiateParse, RecordsRdmaTransformsAndCompression)
 {
     NegReq r;
-    r.contexts = {preauth_ctx(), rdma_ctx({0x0000, 0x0002}), compression_ctx({0x0001})};
+    r.contexts = {preauth_ctx(), rdma_ctx({0x0000, 0x0002}),
+                  compression_ctx({0x0001})};
     std::vector<uint8_t> buf = build(r);
     smb2_negotiate_req req;
     ASSERT_PROTO_ERR(parse(buf, &req), SMBD_E_OK);
-    EXPECT_EQ(ids(req.rdma_transforms), (std::vector<uint16_t>{0x0000, 0x0002}));
+    EXPECT_EQ(ids(req.rdma_transforms),
+              (std::vector<uint16_t>{0x0000, 0x0002}));
     EXPECT_TRUE(req.compression);
 }
 
-}  // namespace
+} // namespace

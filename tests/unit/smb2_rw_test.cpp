@@ -34,10 +34,12 @@ Bytes Descs()
 
 void Header(Bytes &w, uint16_t command, uint32_t flags = 0)
 {
-    w.u8(0xfe).u8('S').u8('M').u8('B').le16(64);  // ProtocolId, StructureSize
-    w.le16(16).le32(0).le16(command).le16(32);    // CreditCharge, Status, Command, Credits
-    w.le32(flags).le32(0).le64(7);                // Flags, NextCommand, MessageId
-    w.le32(0xfeff).le32(5).le64(kSession).zeros(16); // ProcessId, TreeId, SessionId, Signature
+    w.u8(0xfe).u8('S').u8('M').u8('B').le16(64); // ProtocolId, StructureSize
+    w.le16(16).le32(0).le16(command).le16(
+        32);                       // CreditCharge, Status, Command, Credits
+    w.le32(flags).le32(0).le64(7); // Flags, NextCommand, MessageId
+    w.le32(0xfeff).le32(5).le64(kSession).zeros(
+        16); // ProcessId, TreeId, SessionId, Signature
 }
 
 // A READ request as a Windows client sends it on an RDMA channel.
@@ -55,11 +57,11 @@ std::vector<uint8_t> ReadPdu(const ReadFields &f = {})
 {
     Bytes w;
     Header(w, SMB2_READ, f.flags);
-    w.le16(f.structure_size).u8(0).u8(0);       // StructureSize, Padding, Flags
-    w.le32(f.length).le64(0x300000);            // Length, Offset
-    w.le64(0x11).le64(0x22);                    // FileId
-    w.le32(1).le32(f.channel).le32(0);          // MinimumCount, Channel, RemainingBytes
-    w.le16(f.info_offset).le16(f.info_length);  // ReadChannelInfoOffset/Length
+    w.le16(f.structure_size).u8(0).u8(0); // StructureSize, Padding, Flags
+    w.le32(f.length).le64(0x300000);      // Length, Offset
+    w.le64(0x11).le64(0x22);              // FileId
+    w.le32(1).le32(f.channel).le32(0); // MinimumCount, Channel, RemainingBytes
+    w.le16(f.info_offset).le16(f.info_length); // ReadChannelInfoOffset/Length
     w.raw(f.info.b);
     return w.b;
 }
@@ -78,22 +80,26 @@ std::vector<uint8_t> WritePdu(const WriteFields &f = {})
 {
     Bytes w;
     Header(w, SMB2_WRITE);
-    w.le16(49).le16(f.data_offset).le32(f.length); // StructureSize, DataOffset, Length
-    w.le64(0x300000).le64(0x11).le64(0x22);        // Offset, FileId
-    w.le32(f.channel).le32(f.remaining);           // Channel, RemainingBytes
-    w.le16(f.info_offset).le16(f.info_length);     // WriteChannelInfoOffset/Length
-    w.le32(1);                                     // Flags: WRITE_THROUGH
+    w.le16(49)
+        .le16(f.data_offset)
+        .le32(f.length);                    // StructureSize, DataOffset, Length
+    w.le64(0x300000).le64(0x11).le64(0x22); // Offset, FileId
+    w.le32(f.channel).le32(f.remaining);    // Channel, RemainingBytes
+    w.le16(f.info_offset).le16(f.info_length); // WriteChannelInfoOffset/Length
+    w.le32(1);                                 // Flags: WRITE_THROUGH
     w.raw(f.tail.b);
     return w.b;
 }
 
-Rule ParseRead(const std::vector<uint8_t> &pdu, uint16_t dialect = SMB2_DIALECT_311)
+Rule ParseRead(const std::vector<uint8_t> &pdu,
+               uint16_t dialect = SMB2_DIALECT_311)
 {
     ReadRequest r;
     return parse_read_request(pdu, dialect, r);
 }
 
-Rule ParseWrite(const std::vector<uint8_t> &pdu, uint16_t dialect = SMB2_DIALECT_311)
+Rule ParseWrite(const std::vector<uint8_t> &pdu,
+                uint16_t dialect = SMB2_DIALECT_311)
 {
     WriteRequest r;
     return parse_write_request(pdu, dialect, r);
@@ -138,7 +144,8 @@ TEST(Smb2RwReadRequest, ParsesWhatWindowsSends)
     EXPECT_EQ(r.file_id[8], 0x22);
     EXPECT_EQ(r.minimum_count, 1u);
     EXPECT_EQ(r.channel, CHANNEL_RDMA_V1_INVALIDATE);
-    EXPECT_TRUE(SameBytes({r.channel_info.begin(), r.channel_info.end()}, Descs().b));
+    EXPECT_TRUE(
+        SameBytes({r.channel_info.begin(), r.channel_info.end()}, Descs().b));
 }
 
 TEST(Smb2RwReadRequest, BuilderWritesTheSameBytes)
@@ -294,7 +301,8 @@ TEST(Smb2RwWriteRequest, ParsesAnRdmaWrite)
     EXPECT_EQ(r.offset, 0x300000u);
     EXPECT_EQ(r.flags, 1u);
     EXPECT_TRUE(r.data.empty());
-    EXPECT_TRUE(SameBytes({r.channel_info.begin(), r.channel_info.end()}, Descs().b));
+    EXPECT_TRUE(
+        SameBytes({r.channel_info.begin(), r.channel_info.end()}, Descs().b));
 }
 
 TEST(Smb2RwWriteRequest, BuilderWritesTheSameBytes)
@@ -416,7 +424,8 @@ TEST(Smb2RwReadResponse, ParsesRdmaAndInline)
 {
     smb2_hdr req = RequestHeader(SMB2_READ);
     ReadResponse r;
-    ASSERT_EQ(parse_read_response(build_read_response(req, 1, 4096), r), Rule::ok);
+    ASSERT_EQ(parse_read_response(build_read_response(req, 1, 4096), r),
+              Rule::ok);
     EXPECT_EQ(r.hdr.message_id, 7u);
     EXPECT_EQ(r.data_offset, 0x50);
     EXPECT_EQ(r.data_length, 0u);
@@ -445,7 +454,8 @@ TEST(Smb2RwReadResponse, HeaderRules)
     auto pdu = build_read_response(RequestHeader(SMB2_READ), 1, 0);
     pdu[16] = 0; // no SERVER_TO_REDIR
     EXPECT_EQ(parse_read_response(pdu, r), Rule::direction);
-    EXPECT_EQ(parse_read_response(build_write_response(RequestHeader(SMB2_WRITE), 1, 0), r),
+    EXPECT_EQ(parse_read_response(
+                  build_write_response(RequestHeader(SMB2_WRITE), 1, 0), r),
               Rule::command);
     pdu = build_read_response(RequestHeader(SMB2_READ), 1, 0);
     pdu[64] = 9;
@@ -462,7 +472,8 @@ TEST(Smb2RwWriteResponse, Bytes)
     w.le32(SMB2_FLAGS_SERVER_TO_REDIR).le32(0).le64(7);
     w.le32(0xfeff).le32(5).le64(kSession).zeros(16);
     w.le16(17).le16(0).le32(0x100000).le32(0).le16(0).le16(0);
-    EXPECT_TRUE(SameBytes(build_write_response(RequestHeader(SMB2_WRITE), 5, 0x100000), w.b));
+    EXPECT_TRUE(SameBytes(
+        build_write_response(RequestHeader(SMB2_WRITE), 5, 0x100000), w.b));
     WriteResponse r;
     ASSERT_EQ(parse_write_response(w.b, r), Rule::ok);
     EXPECT_EQ(r.count, 0x100000u);

@@ -15,8 +15,8 @@
 
 namespace {
 
-
-constexpr uint64_t kSessionId = 0x4f2a91c300000011ull; // smbd's session on channel 1
+constexpr uint64_t kSessionId =
+    0x4f2a91c300000011ull; // smbd's session on channel 1
 
 // The signature the client put on the binding request (signed with the
 // session's key, which the driver does not have).
@@ -64,19 +64,20 @@ std::vector<uint8_t> build(const Req &r = {})
     w.le64(r.session_id);               // 40 SessionId
     w.raw(kSignature);                  // 48 Signature
     // SESSION_SETUP request body at 64
-    w.le16(r.structure_size);           // 64 StructureSize
-    w.u8(r.flags);                      // 66 Flags
+    w.le16(r.structure_size);             // 64 StructureSize
+    w.u8(r.flags);                        // 66 Flags
     w.u8(SMB2_NEGOTIATE_SIGNING_ENABLED); // 67 SecurityMode
-    w.le32(SMB2_GLOBAL_CAP_DFS);        // 68 Capabilities
-    w.le32(0);                          // 72 Channel
-    w.le16(r.sec_offset);               // 76 SecurityBufferOffset
-    w.le16(r.sec_len);                  // 78 SecurityBufferLength
-    w.le64(r.previous_session_id);      // 80 PreviousSessionId
-    w.raw(kSecBuf);                     // 88 Buffer
+    w.le32(SMB2_GLOBAL_CAP_DFS);          // 68 Capabilities
+    w.le32(0);                            // 72 Channel
+    w.le16(r.sec_offset);                 // 76 SecurityBufferOffset
+    w.le16(r.sec_len);                    // 78 SecurityBufferLength
+    w.le64(r.previous_session_id);        // 80 PreviousSessionId
+    w.raw(kSecBuf);                       // 88 Buffer
     return w.b;
 }
 
-smbd_proto_error parse(const std::vector<uint8_t> &buf, smb2_session_setup_req *req)
+smbd_proto_error parse(const std::vector<uint8_t> &buf,
+                       smb2_session_setup_req *req)
 {
     return smb2_session_setup_parse(buf.data(), buf.size(), req);
 }
@@ -95,7 +96,8 @@ TEST(Smb2SessionSetupParse, LinuxBindingRequest)
     EXPECT_EQ(req.hdr.flags, SMB2_FLAGS_SIGNED);
     EXPECT_EQ(req.hdr.message_id, 1u);
     EXPECT_EQ(req.hdr.session_id, kSessionId); // the session to bind to
-    EXPECT_TRUE(std::equal(kSignature.begin(), kSignature.end(), req.hdr.signature));
+    EXPECT_TRUE(
+        std::equal(kSignature.begin(), kSignature.end(), req.hdr.signature));
     EXPECT_EQ(req.flags, SMB2_SESSION_FLAG_BINDING);
     EXPECT_EQ(req.security_mode, SMB2_NEGOTIATE_SIGNING_ENABLED);
     EXPECT_EQ(req.capabilities, SMB2_GLOBAL_CAP_DFS);
@@ -196,7 +198,8 @@ TEST(Smb2SessionSetupParse, RejectsOtherCommand)
         Req r;
         r.command = cmd;
         smb2_session_setup_req req;
-        EXPECT_PROTO_ERR(parse(build(r), &req), SMBD_E_SMB2_UNEXPECTED_COMMAND) << cmd;
+        EXPECT_PROTO_ERR(parse(build(r), &req), SMBD_E_SMB2_UNEXPECTED_COMMAND)
+            << cmd;
     }
 }
 
@@ -228,7 +231,8 @@ TEST(Smb2SessionSetupParse, RejectsStructureSizeNot25)
         Req r;
         r.structure_size = size;
         smb2_session_setup_req req;
-        EXPECT_PROTO_ERR(parse(build(r), &req), SMBD_E_SMB2_STRUCTURE_SIZE) << size;
+        EXPECT_PROTO_ERR(parse(build(r), &req), SMBD_E_SMB2_STRUCTURE_SIZE)
+            << size;
     }
 }
 
@@ -240,7 +244,8 @@ TEST(Smb2SessionSetupParse, RejectsSecurityBufferOffsetNot88)
         r.sec_offset = off;
         r.sec_len = 4; // inside the PDU wherever it starts
         smb2_session_setup_req req;
-        EXPECT_PROTO_ERR(parse(build(r), &req), SMBD_E_SMB2_SECURITY_BUFFER) << off;
+        EXPECT_PROTO_ERR(parse(build(r), &req), SMBD_E_SMB2_SECURITY_BUFFER)
+            << off;
     }
 }
 
@@ -250,7 +255,8 @@ TEST(Smb2SessionSetupParse, RejectsSecurityBufferPastEnd)
         Req r;
         r.sec_len = len;
         smb2_session_setup_req req;
-        EXPECT_PROTO_ERR(parse(build(r), &req), SMBD_E_SMB2_SECURITY_BUFFER) << len;
+        EXPECT_PROTO_ERR(parse(build(r), &req), SMBD_E_SMB2_SECURITY_BUFFER)
+            << len;
     }
 }
 
@@ -266,7 +272,8 @@ TEST(Smb2ErrorResponse, UserSessionDeletedAnswerToBindingExactBytes)
 
     std::vector<uint8_t> out(SMB2_ERROR_RESP_SIZE);
     size_t len = 0;
-    ASSERT_PROTO_ERR(smb2_error_resp_build(&req.hdr, NT_STATUS_USER_SESSION_DELETED,
+    ASSERT_PROTO_ERR(smb2_error_resp_build(&req.hdr,
+                                           NT_STATUS_USER_SESSION_DELETED,
                                            out.data(), out.size(), &len),
                      SMBD_E_OK);
     ASSERT_EQ(len, 73u);
@@ -275,24 +282,24 @@ TEST(Smb2ErrorResponse, UserSessionDeletedAnswerToBindingExactBytes)
     // session key the response is not signed but keeps the copied flag and
     // signature, as smbd's own answer does
     Bytes w;
-    w.u8(0xfe).u8('S').u8('M').u8('B');   //  0 ProtocolId
-    w.le16(64);                           //  4 StructureSize
-    w.le16(0);                            //  6 CreditCharge, copied
-    w.le32(0xc0000203);                   //  8 STATUS_USER_SESSION_DELETED
-    w.le16(SMB2_SESSION_SETUP);           // 12 Command
-    w.le16(1);                            // 14 CreditResponse
+    w.u8(0xfe).u8('S').u8('M').u8('B'); //  0 ProtocolId
+    w.le16(64);                         //  4 StructureSize
+    w.le16(0);                          //  6 CreditCharge, copied
+    w.le32(0xc0000203);                 //  8 STATUS_USER_SESSION_DELETED
+    w.le16(SMB2_SESSION_SETUP);         // 12 Command
+    w.le16(1);                          // 14 CreditResponse
     w.le32(SMB2_FLAGS_SIGNED | SMB2_FLAGS_SERVER_TO_REDIR); // 16 Flags
-    w.le32(0);                            // 20 NextCommand
-    w.le64(1);                            // 24 MessageId, copied
-    w.le32(0x0000a1b2);                   // 32 ProcessId, copied
-    w.le32(0);                            // 36 TreeId, copied
-    w.le64(kSessionId);                   // 40 SessionId, copied
-    w.raw(kSignature);                    // 48 Signature, copied
-    w.le16(9);                            // 64 StructureSize
-    w.u8(0);                              // 66 ErrorContextCount
-    w.u8(0);                              // 67 Reserved
-    w.le32(0);                            // 68 ByteCount
-    w.u8(0);                              // 72 ErrorData: one byte, always
+    w.le32(0);                                              // 20 NextCommand
+    w.le64(1);          // 24 MessageId, copied
+    w.le32(0x0000a1b2); // 32 ProcessId, copied
+    w.le32(0);          // 36 TreeId, copied
+    w.le64(kSessionId); // 40 SessionId, copied
+    w.raw(kSignature);  // 48 Signature, copied
+    w.le16(9);          // 64 StructureSize
+    w.u8(0);            // 66 ErrorContextCount
+    w.u8(0);            // 67 Reserved
+    w.le32(0);          // 68 ByteCount
+    w.u8(0);            // 72 ErrorData: one byte, always
     EXPECT_TRUE(SameBytes(out, w.b));
 }
 
@@ -305,7 +312,8 @@ TEST(Smb2ErrorResponse, OutOfSpaceWhenCapBelow73)
     for (size_t cap = 0; cap < SMB2_ERROR_RESP_SIZE; cap++) {
         std::vector<uint8_t> out(cap);
         size_t len = 999;
-        EXPECT_PROTO_ERR(smb2_error_resp_build(&req.hdr, NT_STATUS_USER_SESSION_DELETED,
+        EXPECT_PROTO_ERR(smb2_error_resp_build(&req.hdr,
+                                               NT_STATUS_USER_SESSION_DELETED,
                                                out.data(), cap, &len),
                          SMBD_E_OUT_OF_SPACE)
             << cap;
@@ -320,7 +328,8 @@ TEST(Smb2ErrorResponse, LargerBufferHoldsExactly73Bytes)
     ASSERT_PROTO_ERR(parse(reqbuf, &req), SMBD_E_OK);
     std::vector<uint8_t> out(128, 0xee);
     size_t len = 0;
-    ASSERT_PROTO_ERR(smb2_error_resp_build(&req.hdr, NT_STATUS_INVALID_PARAMETER,
+    ASSERT_PROTO_ERR(smb2_error_resp_build(&req.hdr,
+                                           NT_STATUS_INVALID_PARAMETER,
                                            out.data(), out.size(), &len),
                      SMBD_E_OK);
     EXPECT_EQ(len, size_t(SMB2_ERROR_RESP_SIZE));
@@ -349,18 +358,18 @@ TEST(Smb2ResponseHeader, CopiesRequestIdsAndSetsServerFlag)
 
     Bytes w;
     w.u8(0xfe).u8('S').u8('M').u8('B').le16(64);
-    w.le16(2);                                      // CreditCharge
-    w.le32(0xc0000016u);                            // Status
-    w.le16(SMB2_SESSION_SETUP);                     // Command
-    w.le16(7);                                      // CreditResponse: the caller's
+    w.le16(2);                  // CreditCharge
+    w.le32(0xc0000016u);        // Status
+    w.le16(SMB2_SESSION_SETUP); // Command
+    w.le16(7);                  // CreditResponse: the caller's
     w.le32(0x20000000u | SMB2_FLAGS_SERVER_TO_REDIR); // Flags
-    w.le32(0);                                      // NextCommand
-    w.le64(0x0102030405060708ull);                  // MessageId
-    w.le32(0xfeff);                                 // ProcessId
-    w.le32(0x11223344);                             // TreeId
-    w.le64(kSessionId);                             // SessionId
-    w.raw(kSignature);                              // Signature
+    w.le32(0);                                        // NextCommand
+    w.le64(0x0102030405060708ull);                    // MessageId
+    w.le32(0xfeff);                                   // ProcessId
+    w.le32(0x11223344);                               // TreeId
+    w.le64(kSessionId);                               // SessionId
+    w.raw(kSignature);                                // Signature
     EXPECT_TRUE(SameBytes({out.begin(), out.end()}, w.b));
 }
 
-}  // namespace
+} // namespace

@@ -24,8 +24,14 @@ struct Bytes {
         return *this;
     }
     Bytes &le16(uint16_t v) { return u8(uint8_t(v)).u8(uint8_t(v >> 8)); }
-    Bytes &le32(uint32_t v) { return le16(uint16_t(v)).le16(uint16_t(v >> 16)); }
-    Bytes &le64(uint64_t v) { return le32(uint32_t(v)).le32(uint32_t(v >> 32)); }
+    Bytes &le32(uint32_t v)
+    {
+        return le16(uint16_t(v)).le16(uint16_t(v >> 16));
+    }
+    Bytes &le64(uint64_t v)
+    {
+        return le32(uint32_t(v)).le32(uint32_t(v >> 32));
+    }
     Bytes &raw(std::span<const uint8_t> s)
     {
         b.insert(b.end(), s.begin(), s.end());
@@ -49,14 +55,15 @@ struct Bytes {
 // Equality with the first differing offset in the message, which is what
 // one needs to find a wrong field.
 inline ::testing::AssertionResult SameBytes(const std::vector<uint8_t> &got,
-                                     const std::vector<uint8_t> &want)
+                                            const std::vector<uint8_t> &want)
 {
     size_t n = std::min(got.size(), want.size());
     for (size_t i = 0; i < n; i++) {
         if (got[i] != want[i]) {
             char msg[96];
             std::snprintf(msg, sizeof(msg),
-                          "first difference at offset %zu (0x%zx): got 0x%02x, want 0x%02x",
+                          "first difference at offset %zu (0x%zx): got 0x%02x, "
+                          "want 0x%02x",
                           i, i, got[i], want[i]);
             return ::testing::AssertionFailure() << msg;
         }
@@ -68,9 +75,9 @@ inline ::testing::AssertionResult SameBytes(const std::vector<uint8_t> &got,
 }
 
 // Compare by enumerator name so that failures say which rule fired.
-#define EXPECT_PROTO_ERR(expr, want) \
+#define EXPECT_PROTO_ERR(expr, want)                                           \
     EXPECT_STREQ(smbd_proto_error_name(expr), smbd_proto_error_name(want))
-#define ASSERT_PROTO_ERR(expr, want) \
+#define ASSERT_PROTO_ERR(expr, want)                                           \
     ASSERT_STREQ(smbd_proto_error_name(expr), smbd_proto_error_name(want))
 
 #endif // SMBD_TEST_WIRE_BYTES_H

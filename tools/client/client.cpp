@@ -124,14 +124,16 @@ Status Client::negotiate_with(std::span<const uint8_t> request)
             return ended_error();
         }
         if (!pump(until))
-            return make_error(Errc::timeout, "no SMB Direct negotiate response in " +
-                                                 ms_text(opt_.timeout));
+            return make_error(Errc::timeout,
+                              "no SMB Direct negotiate response in " +
+                                  ms_text(opt_.timeout));
     }
     const auto &raw = negotiate_resp_raw_;
     obs_.negotiate_response_length = uint32_t(raw.size());
     if (raw.size() >= 16)
         obs_.negotiate_status = smbd_get_le32(raw.data() + 12);
-    smbd_proto_error err = smbd_negotiate_resp_parse(raw.data(), raw.size(), &resp_);
+    smbd_proto_error err =
+        smbd_negotiate_resp_parse(raw.data(), raw.size(), &resp_);
     if (err == SMBD_E_NEGOTIATE_FAILED) {
         char status[16];
         std::snprintf(status, sizeof(status), "0x%08x", resp_.status);
@@ -186,8 +188,9 @@ Client::smb2_negotiate(const Smb2NegotiateOptions &opt)
                                               dialect_text(resp->dialect) +
                                               ", which was not offered");
     if (resp->hdr.message_id != 0)
-        return make_error(Errc::protocol, "the NEGOTIATE response has MessageId " +
-                                              std::to_string(resp->hdr.message_id));
+        return make_error(Errc::protocol,
+                          "the NEGOTIATE response has MessageId " +
+                              std::to_string(resp->hdr.message_id));
     return resp;
 }
 
@@ -231,8 +234,9 @@ Status Client::send_pdu_fragments(std::span<const uint8_t> pdu, uint32_t count)
     if (pdu.size() > UINT32_MAX)
         return make_error(Errc::invalid_argument, "PDU larger than 4 GiB");
     struct smbd_frag_plan plan; // "struct": a function has the same name
-    smbd_proto_error err = smbd_frag_plan_make(uint32_t(pdu.size()), params_.max_send_size,
-                                          params_.max_fragmented_send_size, &plan);
+    smbd_proto_error err =
+        smbd_frag_plan_make(uint32_t(pdu.size()), params_.max_send_size,
+                            params_.max_fragmented_send_size, &plan);
     if (err != SMBD_E_OK)
         return make_error(Errc::invalid_argument,
                           "cannot send a " + std::to_string(pdu.size()) +
@@ -244,7 +248,8 @@ Status Client::send_pdu_fragments(std::span<const uint8_t> pdu, uint32_t count)
         for (uint32_t i = 0; i < plan.count && i < count; i++) {
             smbd_fragment f;
             smbd_frag_get(&plan, i, &f);
-            if (auto st = send_data(pdu.subspan(f.offset, f.length), f.remaining);
+            if (auto st =
+                    send_data(pdu.subspan(f.offset, f.length), f.remaining);
                 !st)
                 return st;
         }
@@ -316,7 +321,8 @@ Status Client::send_raw_message(std::span<const uint8_t> message)
     if (phase_ == Phase::broken)
         return ended_error();
     if (message.size() > opt_.preferred_send_size)
-        return make_error(Errc::invalid_argument, "message longer than a send buffer");
+        return make_error(Errc::invalid_argument,
+                          "message longer than a send buffer");
     if (auto st = wait_send_slot(deadline(opt_.timeout)); !st)
         return st;
     uint32_t slot = free_send_.back();
@@ -328,9 +334,9 @@ Status Client::send_raw_message(std::span<const uint8_t> message)
     if (phase_ == Phase::negotiated && message.size() >= 4) {
         // what the server may really use; a receive it lands in must be
         // one we count as granted, or its message looks like a violation
-        grant = uint16_t(std::min<uint32_t>(smbd_get_le16(&message[2]),
-                                            credits_.recv_posted -
-                                                credits_.recv_granted));
+        grant = uint16_t(
+            std::min<uint32_t>(smbd_get_le16(&message[2]),
+                               credits_.recv_posted - credits_.recv_granted));
         credits_.recv_granted += grant;
     }
     return post_slot(slot, uint32_t(message.size()), grant);
@@ -373,8 +379,9 @@ Status Client::wait_peer_disconnect(std::chrono::milliseconds timeout,
         if (obs_.closed_locally)
             return ended_error();
         if (!pump(until, process_completions))
-            return make_error(Errc::timeout, "the server did not disconnect in " +
-                                                 ms_text(timeout));
+            return make_error(Errc::timeout,
+                              "the server did not disconnect in " +
+                                  ms_text(timeout));
     }
     return {};
 }
@@ -384,6 +391,13 @@ void Client::close()
     if (!rdma_)
         return;
     if (!obs_.peer_disconnected && !obs_.closed_locally) {
+        // what was posted reaches the peer first: an RC send completes
+        // once the peer has acknowledged it, and a disconnect would flush
+        // the sends still queued
+        auto sent = deadline(std::chrono::milliseconds(1000));
+        while (phase_ != Phase::broken && free_send_.size() < opt_.send_slots &&
+               pump(sent))
+            ;
         obs_.closed_locally = true;
         rdma_->disconnect();
         end_connection(make_error(Errc::closed, "closed by the client"));
@@ -409,7 +423,8 @@ bool Client::pump(Clock::time_point until, bool cq)
         return false;
     if (cq && drain_cq() > 0)
         return true;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - Clock::now());
     pollfd fds[2] = {{rdma_->cm_fd(), POLLIN, 0}, {rdma_->cq_fd(), POLLIN, 0}};
     int rc = poll(fds, cq ? 2 : 1, int(std::max<int64_t>(0, left.count())));
     if (rc < 0)
@@ -450,10 +465,10 @@ void Client::handle_completion(const ibv_wc &wc)
     if (wc.wr_id & RdmaConnection::MEMORY_WR_BIT) {
         memory_ops_free_++;
         if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR)
-            end_connection(make_error(Errc::rdma,
-                                      std::string("a memory-window bind "
-                                                  "failed: ") +
-                                          ibv_wc_status_str(wc.status)));
+            end_connection(
+                make_error(Errc::rdma, std::string("a memory-window bind "
+                                                   "failed: ") +
+                                           ibv_wc_status_str(wc.status)));
         return;
     }
     bool send = wc.wr_id & RdmaConnection::SEND_WR_BIT;
@@ -465,9 +480,9 @@ void Client::handle_completion(const ibv_wc &wc)
             free_recv_.push_back(idx);
         // a flush follows a disconnect, whose CM event says more
         if (wc.status != IBV_WC_WR_FLUSH_ERR)
-            end_connection(make_error(Errc::rdma,
-                                      std::string(send ? "a send" : "a receive") +
-                                          " failed: " + ibv_wc_status_str(wc.status)));
+            end_connection(make_error(
+                Errc::rdma, std::string(send ? "a send" : "a receive") +
+                                " failed: " + ibv_wc_status_str(wc.status)));
         return;
     }
     if (send)
@@ -489,8 +504,8 @@ void Client::handle_cm(const CmEvent &ev)
             // the server's ending overrides an error its teardown caused
             if (broken_ && broken_->code == make_error_code(Errc::rdma))
                 broken_.reset();
-            end_connection(make_error(Errc::peer_disconnected,
-                                      "the server disconnected"));
+            end_connection(
+                make_error(Errc::peer_disconnected, "the server disconnected"));
         }
         break;
     case RDMA_CM_EVENT_TIMEWAIT_EXIT:
@@ -521,8 +536,9 @@ void Client::on_data_message(uint32_t idx, const ibv_wc &wc)
         return;
 
     smbd_data_hdr hdr;
-    smbd_proto_error err = smbd_data_parse(buf, len, params_.max_receive_size,
-                                           params_.max_fragmented_recv_size, &hdr);
+    smbd_proto_error err =
+        smbd_data_parse(buf, len, params_.max_receive_size,
+                        params_.max_fragmented_recv_size, &hdr);
     if (err != SMBD_E_OK)
         return violation("invalid Data Transfer message: " + proto_text(err));
     err = smbd_credits_received(&credits_, &hdr);
@@ -561,7 +577,8 @@ void Client::on_data_message(uint32_t idx, const ibv_wc &wc)
             return violation("two fragments of one PDU invalidated rkeys");
         partial_invalidated_ = invalidated;
     }
-    std::memcpy(partial_.data() + offset, buf + hdr.data_offset, hdr.data_length);
+    std::memcpy(partial_.data() + offset, buf + hdr.data_offset,
+                hdr.data_length);
     if (complete) {
         obs_.pdus_received++;
         obs_.bytes_received += partial_.size();
@@ -664,13 +681,12 @@ Status Client::wait_send_credit(uint16_t &grant)
             obs_.credit_waits++;
         waited = true;
         if (!pump(until))
-            return make_error(Errc::timeout,
-                              "no send credit from the server in " +
-                                  ms_text(opt_.timeout) + " (" +
-                                  std::to_string(credits_.send_credits) +
-                                  " credits left, " +
-                                  std::to_string(credits_.recv_posted) +
-                                  " receives posted)");
+            return make_error(
+                Errc::timeout,
+                "no send credit from the server in " + ms_text(opt_.timeout) +
+                    " (" + std::to_string(credits_.send_credits) +
+                    " credits left, " + std::to_string(credits_.recv_posted) +
+                    " receives posted)");
     }
     return {};
 }
@@ -695,7 +711,8 @@ void Client::end_connection(Error why)
 
 void Client::violation(const std::string &what)
 {
-    end_connection(make_error(Errc::protocol, "the server broke MS-SMBD: " + what));
+    end_connection(
+        make_error(Errc::protocol, "the server broke MS-SMBD: " + what));
     obs_.closed_locally = true;
     rdma_->disconnect();
 }

@@ -34,36 +34,38 @@ struct CmEvent;
 
 // The client's side of the MS-SMBD negotiate (defaults as Windows sends).
 struct ConnectOptions {
-    uint16_t receive_credit_max = 255;  // receives posted, and CreditsRequested's bound
-    uint16_t send_credit_target = 255;  // our CreditsRequested
+    uint16_t receive_credit_max =
+        255; // receives posted, and CreditsRequested's bound
+    uint16_t send_credit_target = 255; // our CreditsRequested
     uint32_t preferred_send_size = 1364;
     uint32_t max_receive_size = 8192;
     uint32_t max_fragmented_size = 1u << 20;
-    uint32_t send_slots = 32;           // sends in flight at most
-    uint8_t responder_resources = 16;   // so the server may RDMA READ from us
-    uint32_t memory_ops = 64;           // window binds in flight at most
+    uint32_t send_slots = 32;         // sends in flight at most
+    uint8_t responder_resources = 16; // so the server may RDMA READ from us
+    uint32_t memory_ops = 64;         // window binds in flight at most
     std::chrono::milliseconds timeout{10000}; // each step that waits
 };
 
 // What happened on the connection, for reports and tests.
 struct Observed {
-    bool peer_disconnected = false;   // the server ended the connection
-    bool closed_locally = false;      // we did
-    uint32_t keepalive_requests = 0;  // messages with RESPONSE_REQUESTED
-    uint32_t keepalive_answers = 0;   // messages sent while one was due
-    uint64_t messages_sent = 0;       // SMB Direct messages, negotiate included
+    bool peer_disconnected = false;  // the server ended the connection
+    bool closed_locally = false;     // we did
+    uint32_t keepalive_requests = 0; // messages with RESPONSE_REQUESTED
+    uint32_t keepalive_answers = 0;  // messages sent while one was due
+    uint64_t messages_sent = 0;      // SMB Direct messages, negotiate included
     uint64_t messages_received = 0;
-    uint64_t empty_sent = 0;          // credit/keepalive carriers
+    uint64_t empty_sent = 0; // credit/keepalive carriers
     uint64_t empty_received = 0;
-    uint64_t pdus_sent = 0;           // whole upper-layer PDUs
+    uint64_t pdus_sent = 0; // whole upper-layer PDUs
     uint64_t pdus_received = 0;
-    uint64_t bytes_sent = 0;          // PDU bytes
+    uint64_t bytes_sent = 0; // PDU bytes
     uint64_t bytes_received = 0;
-    uint64_t credits_granted = 0;     // receive credits we granted in total
-    uint64_t credits_received = 0;    // send credits the server granted in total
-    uint64_t credit_waits = 0;        // sends that had to wait for a credit
+    uint64_t credits_granted = 0;  // receive credits we granted in total
+    uint64_t credits_received = 0; // send credits the server granted in total
+    uint64_t credit_waits = 0;     // sends that had to wait for a credit
     uint64_t remote_invalidations = 0; // receives that invalidated an rkey
-    std::optional<uint32_t> negotiate_status; // Status of the negotiate response
+    std::optional<uint32_t>
+        negotiate_status; // Status of the negotiate response
     uint32_t negotiate_response_length = 0;
 };
 
@@ -75,13 +77,14 @@ struct ReceivedPdu {
 };
 
 class Client {
-public:
+  public:
     using Clock = std::chrono::steady_clock;
 
     // rdma_cm connect to @addr:@port (SMB Direct: 5445); no SMB Direct
     // message is sent yet.
     static Result<std::unique_ptr<Client>>
-    connect(const std::string &addr, uint16_t port, const ConnectOptions &opt = {});
+    connect(const std::string &addr, uint16_t port,
+            const ConnectOptions &opt = {});
     ~Client();
     Client(const Client &) = delete;
     Client &operator=(const Client &) = delete;
@@ -96,7 +99,8 @@ public:
     Status negotiate_with(std::span<const uint8_t> request);
 
     // SMB2 NEGOTIATE (MessageId 0); the bytes stay available below.
-    Result<Smb2NegotiateResponse> smb2_negotiate(const Smb2NegotiateOptions &opt);
+    Result<Smb2NegotiateResponse>
+    smb2_negotiate(const Smb2NegotiateOptions &opt);
     // SMB2 SESSION_SETUP; the response's SessionId becomes session_id().
     Result<SessionSetupResponse> session_setup(const SessionSetupOptions &opt);
 
@@ -152,7 +156,10 @@ public:
 
     // How long each later step waits (the fuzzer bounds what follows a
     // mutation).
-    void set_timeout(std::chrono::milliseconds timeout) { opt_.timeout = timeout; }
+    void set_timeout(std::chrono::milliseconds timeout)
+    {
+        opt_.timeout = timeout;
+    }
 
     bool negotiated() const { return phase_ == Phase::negotiated; }
     bool connected() const { return phase_ != Phase::broken; }
@@ -162,14 +169,20 @@ public:
     const Observed &observed() const { return obs_; }
     // Why the connection ended, if it did.
     const std::optional<Error> &end() const { return broken_; }
-    const std::vector<uint8_t> &smb2_negotiate_request_bytes() const { return smb2_neg_req_; }
-    const std::vector<uint8_t> &smb2_negotiate_response_bytes() const { return smb2_neg_resp_; }
+    const std::vector<uint8_t> &smb2_negotiate_request_bytes() const
+    {
+        return smb2_neg_req_;
+    }
+    const std::vector<uint8_t> &smb2_negotiate_response_bytes() const
+    {
+        return smb2_neg_resp_;
+    }
     uint64_t session_id() const { return session_id_; }
     const std::string &device_name() const { return device_; }
     uint8_t responder_resources() const { return responder_resources_; }
     uint8_t initiator_depth() const { return initiator_depth_; }
 
-private:
+  private:
     enum class Phase { connected, negotiated, broken };
 
     Client(std::unique_ptr<RdmaConnection> rdma, const ConnectOptions &opt);
@@ -211,18 +224,18 @@ private:
     smbd_reassembly reasm_{};
     std::vector<uint8_t> negotiate_resp_raw_;
     bool negotiate_resp_seen_ = false;
-    bool data_phase_ = false;          // negotiated, maybe since ended
-    bool cm_disconnected_ = false;     // DISCONNECTED seen, from either side
+    bool data_phase_ = false;      // negotiated, maybe since ended
+    bool cm_disconnected_ = false; // DISCONNECTED seen, from either side
 
     std::vector<uint32_t> free_recv_;
     std::vector<uint32_t> free_send_;
     uint32_t memory_ops_free_ = 0;
     uint32_t domain_holders_ = 0;
     bool close_requested_ = false;
-    bool response_due_ = false;        // the server asked for a prompt reply
+    bool response_due_ = false; // the server asked for a prompt reply
     bool repost_ = true;
     bool control_ = true;
-    bool in_fragmented_send_ = false;  // no interleaved control messages
+    bool in_fragmented_send_ = false; // no interleaved control messages
     std::vector<uint8_t> partial_;
     std::optional<uint32_t> partial_invalidated_;
     std::deque<ReceivedPdu> inbox_;

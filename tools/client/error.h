@@ -12,16 +12,16 @@
 namespace smbd::client {
 
 enum class Errc {
-    invalid_argument = 1,   // the caller asked for something impossible
-    rdma,                   // an rdma_cm or verbs call failed
-    unreachable,            // address/route resolution or connect failed
-    timeout,                // nothing arrived in time
-    peer_disconnected,      // the server closed the connection
-    negotiate_rejected,     // MS-SMBD negotiate answered with a failure
-    protocol,               // the server broke MS-SMBD or SMB2 framing
-    smb2_status,            // an SMB2 response carried an error status
-    mismatch,               // an echoed PDU differs from what was sent
-    closed,                 // the client closed the connection
+    invalid_argument = 1, // the caller asked for something impossible
+    rdma,                 // an rdma_cm or verbs call failed
+    unreachable,          // address/route resolution or connect failed
+    timeout,              // nothing arrived in time
+    peer_disconnected,    // the server closed the connection
+    negotiate_rejected,   // MS-SMBD negotiate answered with a failure
+    protocol,             // the server broke MS-SMBD or SMB2 framing
+    smb2_status,          // an SMB2 response carried an error status
+    mismatch,             // an echoed PDU differs from what was sent
+    closed,               // the client closed the connection
 };
 
 const std::error_category &client_category();
@@ -36,7 +36,7 @@ Error make_error(Errc e, std::string message);
 
 // Either a value or an Error (std::expected is C++23).
 template <class T> class [[nodiscard]] Result {
-public:
+  public:
     Result(T value) : v_(std::move(value)) {}
     Result(Error error) : v_(std::move(error)) {}
 
@@ -50,12 +50,12 @@ public:
     const T *operator->() const { return &value(); }
     const Error &error() const { return std::get<1>(v_); }
 
-private:
+  private:
     std::variant<T, Error> v_;
 };
 
 template <> class [[nodiscard]] Result<void> {
-public:
+  public:
     Result() = default;
     Result(Error error) : e_(std::move(error)) {}
 
@@ -63,7 +63,7 @@ public:
     explicit operator bool() const { return ok(); }
     const Error &error() const { return *e_; }
 
-private:
+  private:
     std::optional<Error> e_;
 };
 
@@ -71,6 +71,7 @@ using Status = Result<void>;
 
 } // namespace smbd::client
 
-template <> struct std::is_error_code_enum<smbd::client::Errc> : true_type {};
+template <> struct std::is_error_code_enum<smbd::client::Errc> : true_type {
+};
 
 #endif // SMBD_CLIENT_ERROR_H

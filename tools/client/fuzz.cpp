@@ -64,7 +64,7 @@ constexpr uint64_t first_io_message_id = 2;
 struct StageInfo {
     FuzzStage stage;
     std::string_view name;
-    uint32_t weight;    // of 100
+    uint32_t weight; // of 100
 };
 
 constexpr StageInfo stage_table[] = {
@@ -149,8 +149,8 @@ struct Notes {
 
 uint16_t any16(FuzzRng &rng)
 {
-    return rng.pick<uint16_t>({0, 1, 2, 0x7f, 0x80, 0xff, 0x100, 0x7fff,
-                               0x8000, 0xfffe, 0xffff, uint16_t(rng.next())});
+    return rng.pick<uint16_t>({0, 1, 2, 0x7f, 0x80, 0xff, 0x100, 0x7fff, 0x8000,
+                               0xfffe, 0xffff, uint16_t(rng.next())});
 }
 
 // Sizes at the edges: 0, the 128-byte minimum, around @near, the top.
@@ -200,10 +200,12 @@ void change_length(FuzzRng &rng, std::vector<uint8_t> &b, bool longer,
     if (longer) {
         auto extra = random_bytes(rng, rng.between(1, max_extra));
         b.insert(b.end(), extra.begin(), extra.end());
-    } else {
+    }
+    else {
         b.resize(rng.between(1, uint32_t(old) - 1));
     }
-    notes.add("length " + std::to_string(old) + " -> " + std::to_string(b.size()));
+    notes.add("length " + std::to_string(old) + " -> " +
+              std::to_string(b.size()));
 }
 
 // SMB2 header fields a server must check or copy.
@@ -239,18 +241,17 @@ void mutate_smb2_header(FuzzRng &rng, std::vector<uint8_t> &b, Notes &notes)
         break;
     }
     case 4: {
-        uint32_t v = rng.pick<uint32_t>({SMB2_FLAGS_SERVER_TO_REDIR,
-                                         SMB2_FLAGS_ASYNC_COMMAND,
-                                         SMB2_FLAGS_RELATED_OPERATIONS,
-                                         SMB2_FLAGS_SIGNED,
-                                         uint32_t(rng.next())});
+        uint32_t v = rng.pick<uint32_t>(
+            {SMB2_FLAGS_SERVER_TO_REDIR, SMB2_FLAGS_ASYNC_COMMAND,
+             SMB2_FLAGS_RELATED_OPERATIONS, SMB2_FLAGS_SIGNED,
+             uint32_t(rng.next())});
         put32(b, HDR_FLAGS, v);
         notes.add("Flags " + hex(v));
         break;
     }
     case 5: {
-        uint32_t v = rng.pick<uint32_t>({8, 64, uint32_t(b.size()),
-                                         uint32_t(rng.next())});
+        uint32_t v = rng.pick<uint32_t>(
+            {8, 64, uint32_t(b.size()), uint32_t(rng.next())});
         put32(b, HDR_NEXT_COMMAND, v);
         notes.add("NextCommand " + hex(v));
         break;
@@ -285,7 +286,8 @@ NegotiatePlan plan_negotiate(FuzzRng &rng, const FuzzTarget &t, Notes &notes)
                                              0xffff, uint16_t(rng.next())});
             bool max = rng.percent(50);
             put16(b, max ? 2 : 0, v);
-            notes.add(std::string(max ? "MaxVersion " : "MinVersion ") + hex(v));
+            notes.add(std::string(max ? "MaxVersion " : "MinVersion ") +
+                      hex(v));
             break;
         }
         case 1: {
@@ -295,8 +297,8 @@ NegotiatePlan plan_negotiate(FuzzRng &rng, const FuzzTarget &t, Notes &notes)
             break;
         }
         case 2: {
-            uint16_t v = rng.pick<uint16_t>({0, 1, 2, 255, 256, 0xffff,
-                                             uint16_t(rng.next())});
+            uint16_t v = rng.pick<uint16_t>(
+                {0, 1, 2, 255, 256, 0xffff, uint16_t(rng.next())});
             put16(b, 6, v);
             notes.add("CreditsRequested " + std::to_string(v));
             break;
@@ -314,11 +316,10 @@ NegotiatePlan plan_negotiate(FuzzRng &rng, const FuzzTarget &t, Notes &notes)
             break;
         }
         case 5: {
-            uint32_t v = rng.pick<uint32_t>({0, SMBD_MIN_FRAGMENTED_SIZE - 1,
-                                             SMBD_MIN_FRAGMENTED_SIZE,
-                                             SMBD_MIN_FRAGMENTED_SIZE + 1,
-                                             1u << 20, 0xffffffff,
-                                             uint32_t(rng.next())});
+            uint32_t v = rng.pick<uint32_t>(
+                {0, SMBD_MIN_FRAGMENTED_SIZE - 1, SMBD_MIN_FRAGMENTED_SIZE,
+                 SMBD_MIN_FRAGMENTED_SIZE + 1, 1u << 20, 0xffffffff,
+                 uint32_t(rng.next())});
             put32(b, 16, v);
             notes.add("MaxFragmentedSize " + std::to_string(v));
             break;
@@ -375,11 +376,19 @@ CreditsPlan plan_credits(FuzzRng &rng, const FuzzTarget &t,
     uint32_t target = p.credits_requested;
     uint32_t n = 0;
     switch (rng.below(4)) {
-    case 0: n = rng.between(1, 4); break;
-    case 1: n = target; break;
+    case 0:
+        n = rng.between(1, 4);
+        break;
+    case 1:
+        n = target;
+        break;
     // beyond what the server granted
-    case 2: n = target + rng.between(1, 3); break;
-    default: n = rng.between(1, 2 * target + 8); break;
+    case 2:
+        n = target + rng.between(1, 3);
+        break;
+    default:
+        n = rng.between(1, 2 * target + 8);
+        break;
     }
     uint32_t max_len = std::min(t.receive_size, t.connect.preferred_send_size);
     uint32_t zero_requested = 0, responses = 0, negotiates = 0, garbage = 0;
@@ -388,21 +397,22 @@ CreditsPlan plan_credits(FuzzRng &rng, const FuzzTarget &t,
         smbd_data_hdr h{};
         h.credits_requested =
             rng.percent(5) ? 0
-                           : rng.pick<uint16_t>({1, p.credits_requested,
-                                                 uint16_t(rng.between(1, 0xffff)),
-                                                 0xffff});
-        h.credits_granted = rng.pick<uint16_t>(
-            {0, 0, 1, p.receive_credits, uint16_t(p.receive_credits + 1),
-             0xffff, uint16_t(rng.next())});
-        h.flags = rng.pick<uint16_t>({0, 0, SMBD_FLAG_RESPONSE_REQUESTED,
-                                      uint16_t(rng.next())});
+                           : rng.pick<uint16_t>(
+                                 {1, p.credits_requested,
+                                  uint16_t(rng.between(1, 0xffff)), 0xffff});
+        h.credits_granted = rng.pick<uint16_t>({0, 0, 1, p.receive_credits,
+                                                uint16_t(p.receive_credits + 1),
+                                                0xffff, uint16_t(rng.next())});
+        h.flags = rng.pick<uint16_t>(
+            {0, 0, SMBD_FLAG_RESPONSE_REQUESTED, uint16_t(rng.next())});
         std::vector<uint8_t> payload;
         uint32_t kind = rng.below(10);
         if (kind >= 7 && kind < 9 &&
             SMBD_DATA_PAYLOAD_OFFSET + negotiate_pdu.size() <= max_len) {
             payload.assign(negotiate_pdu.begin(), negotiate_pdu.end());
             negotiates++;
-        } else if (kind == 9) {
+        }
+        else if (kind == 9) {
             payload = random_bytes(rng, rng.between(1, 64));
             garbage++;
         }
@@ -417,42 +427,48 @@ CreditsPlan plan_credits(FuzzRng &rng, const FuzzTarget &t,
     notes.add("CreditsRequested " + std::to_string(p.credits_requested) +
               " in the negotiate and " + std::to_string(p.receive_credits) +
               " receives never reposted");
-    notes.add(std::to_string(n) + " messages: " + std::to_string(zero_requested) +
-              " with CreditsRequested 0, " + std::to_string(responses) +
-              " asking for a response, grants up to " + std::to_string(max_grant) +
-              ", " + std::to_string(negotiates) + " carrying the SMB2 NEGOTIATE, " +
-              std::to_string(garbage) + " random data");
+    notes.add(
+        std::to_string(n) + " messages: " + std::to_string(zero_requested) +
+        " with CreditsRequested 0, " + std::to_string(responses) +
+        " asking for a response, grants up to " + std::to_string(max_grant) +
+        ", " + std::to_string(negotiates) + " carrying the SMB2 NEGOTIATE, " +
+        std::to_string(garbage) + " random data");
     return p;
 }
 
 FragmentsPlan plan_fragments(FuzzRng &rng, const FuzzTarget &t,
-                             std::span<const uint8_t> negotiate_pdu, Notes &notes)
+                             std::span<const uint8_t> negotiate_pdu,
+                             Notes &notes)
 {
     FragmentsPlan p;
     p.owned = rng.percent(50);
     if (p.owned) {
         // SessionId 0: the bytes do not depend on what the server hands out
-        uint32_t size = rng.pick<uint32_t>({SMB2_HDR_SIZE, 100, 1340, 1341, 4096,
-                                            65536, 200000,
-                                            rng.between(SMB2_HDR_SIZE, 300000)});
+        uint32_t size =
+            rng.pick<uint32_t>({SMB2_HDR_SIZE, 100, 1340, 1341, 4096, 65536,
+                                200000, rng.between(SMB2_HDR_SIZE, 300000)});
         p.pdu = build_echo_pdu({first_io_message_id, 0, size});
-        notes.add("a " + std::to_string(size) + "-byte PDU after SESSION_SETUP");
-    } else {
+        notes.add("a " + std::to_string(size) +
+                  "-byte PDU after SESSION_SETUP");
+    }
+    else {
         p.pdu.assign(negotiate_pdu.begin(), negotiate_pdu.end());
         notes.add("the SMB2 NEGOTIATE");
     }
     uint32_t buffer = t.connect.preferred_send_size;
-    uint32_t max_payload = std::min(t.receive_size, buffer) - SMBD_DATA_PAYLOAD_OFFSET;
+    uint32_t max_payload =
+        std::min(t.receive_size, buffer) - SMBD_DATA_PAYLOAD_OFFSET;
     bool random_cuts = rng.percent(40);
     // random cuts make at most about 64 fragments
-    uint32_t min_cut = std::min(max_payload,
-                                std::max<uint32_t>(1, uint32_t(p.pdu.size() / 64)));
+    uint32_t min_cut = std::min(
+        max_payload, std::max<uint32_t>(1, uint32_t(p.pdu.size() / 64)));
     smbd_data_hdr h{};
     h.credits_requested = t.connect.send_credit_target;
     for (size_t off = 0; off < p.pdu.size();) {
         uint32_t left = uint32_t(p.pdu.size() - off);
-        uint32_t len = std::min(left, random_cuts ? rng.between(min_cut, max_payload)
-                                                  : max_payload);
+        uint32_t len =
+            std::min(left, random_cuts ? rng.between(min_cut, max_payload)
+                                       : max_payload);
         h.remaining_data_length = left - len;
         p.messages.push_back(
             data_message(h, std::span<const uint8_t>(p.pdu).subspan(off, len)));
@@ -473,8 +489,8 @@ FragmentsPlan plan_fragments(FuzzRng &rng, const FuzzTarget &t,
         switch (op) {
         case 0: {
             uint32_t r = get32(m, DT_REMAINING), len = get32(m, DT_DATA_LENGTH);
-            uint32_t v = rng.pick<uint32_t>({r + 1, r - 1, 0, uint32_t(rng.next()),
-                                             0xffffffff,
+            uint32_t v = rng.pick<uint32_t>({r + 1, r - 1, 0,
+                                             uint32_t(rng.next()), 0xffffffff,
                                              t.max_fragmented_size - len + 1});
             put32(m, DT_REMAINING, v);
             notes.add(at + "RemainingDataLength " + std::to_string(r) + " -> " +
@@ -482,8 +498,8 @@ FragmentsPlan plan_fragments(FuzzRng &rng, const FuzzTarget &t,
             break;
         }
         case 1: {
-            uint32_t v = rng.pick<uint32_t>({0, 8, 16, 20, 23, 25, 32, 40,
-                                             uint32_t(m.size()), 0xfffffff8});
+            uint32_t v = rng.pick<uint32_t>(
+                {0, 8, 16, 20, 23, 25, 32, 40, uint32_t(m.size()), 0xfffffff8});
             // 32 with the payload moved along: padding the protocol allows
             if (v == 32 && m.size() > SMBD_DATA_PAYLOAD_OFFSET)
                 m.insert(m.begin() + SMBD_DATA_PAYLOAD_OFFSET, 8, 0);
@@ -538,12 +554,14 @@ FragmentsPlan plan_fragments(FuzzRng &rng, const FuzzTarget &t,
             // the PDU goes on past its end: more fragments than it has
             uint32_t extra = rng.between(1, 4);
             std::vector<uint8_t> &last = msgs.back();
-            put32(last, DT_REMAINING, get32(last, DT_REMAINING) + extra * max_payload);
+            put32(last, DT_REMAINING,
+                  get32(last, DT_REMAINING) + extra * max_payload);
             for (uint32_t k = extra; k--;) {
                 h.remaining_data_length = k * max_payload;
                 msgs.push_back(data_message(h, random_bytes(rng, max_payload)));
             }
-            notes.add(std::to_string(extra) + " fragment(s) more than the PDU has");
+            notes.add(std::to_string(extra) +
+                      " fragment(s) more than the PDU has");
             break;
         }
         }
@@ -570,9 +588,8 @@ std::vector<size_t> negotiate_contexts(std::span<const uint8_t> pdu)
     return out;
 }
 
-Smb2NegotiatePlan plan_smb2_negotiate(FuzzRng &rng,
-                                      std::span<const uint8_t> valid,
-                                      Notes &notes)
+Smb2NegotiatePlan
+plan_smb2_negotiate(FuzzRng &rng, std::span<const uint8_t> valid, Notes &notes)
 {
     std::vector<uint8_t> b(valid.begin(), valid.end());
     auto contexts = negotiate_contexts(valid);
@@ -600,9 +617,10 @@ Smb2NegotiatePlan plan_smb2_negotiate(FuzzRng &rng,
             break;
         }
         case 3: {
-            uint32_t i = rng.below(dialects);
-            uint16_t v = rng.pick<uint16_t>({0x02ff, 0, 0xffff, SMB2_DIALECT_311,
-                                             SMB2_DIALECT_202, uint16_t(rng.next())});
+            size_t i = rng.below(dialects);
+            uint16_t v =
+                rng.pick<uint16_t>({0x02ff, 0, 0xffff, SMB2_DIALECT_311,
+                                    SMB2_DIALECT_202, uint16_t(rng.next())});
             put16(b, NEG_DIALECTS + 2 * i, v);
             notes.add("dialect " + std::to_string(i) + " " + hex(v));
             break;
@@ -623,8 +641,9 @@ Smb2NegotiatePlan plan_smb2_negotiate(FuzzRng &rng,
         }
         case 6: {
             uint16_t c = get16(valid, NEG_CONTEXT_COUNT);
-            uint16_t v = rng.pick<uint16_t>({0, uint16_t(c - 1), uint16_t(c + 1),
-                                             0xffff, uint16_t(rng.next())});
+            uint16_t v =
+                rng.pick<uint16_t>({0, uint16_t(c - 1), uint16_t(c + 1), 0xffff,
+                                    uint16_t(rng.next())});
             put16(b, NEG_CONTEXT_COUNT, v);
             notes.add("NegotiateContextCount " + std::to_string(v));
             break;
@@ -632,8 +651,8 @@ Smb2NegotiatePlan plan_smb2_negotiate(FuzzRng &rng,
         case 7: {
             uint32_t i = rng.below(uint32_t(contexts.size()));
             uint16_t len = get16(valid, contexts[i] + 2);
-            uint16_t v = rng.pick<uint16_t>({0, uint16_t(len - 1),
-                                             uint16_t(len + 1), 0xffff});
+            uint16_t v = rng.pick<uint16_t>(
+                {0, uint16_t(len - 1), uint16_t(len + 1), 0xffff});
             put16(b, contexts[i] + 2, v);
             notes.add("context " + std::to_string(i) + " DataLength " +
                       std::to_string(v));
@@ -642,8 +661,9 @@ Smb2NegotiatePlan plan_smb2_negotiate(FuzzRng &rng,
         case 8: {
             uint32_t i = rng.below(uint32_t(contexts.size()));
             uint16_t v = rng.pick<uint16_t>(
-                {SMB2_PREAUTH_INTEGRITY_CAPABILITIES, SMB2_ENCRYPTION_CAPABILITIES,
-                 SMB2_COMPRESSION_CAPABILITIES, SMB2_NETNAME_NEGOTIATE_CONTEXT_ID,
+                {SMB2_PREAUTH_INTEGRITY_CAPABILITIES,
+                 SMB2_ENCRYPTION_CAPABILITIES, SMB2_COMPRESSION_CAPABILITIES,
+                 SMB2_NETNAME_NEGOTIATE_CONTEXT_ID,
                  SMB2_RDMA_TRANSFORM_CAPABILITIES, SMB2_SIGNING_CAPABILITIES,
                  SMB2_POSIX_EXTENSIONS_AVAILABLE, uint16_t(rng.next())});
             put16(b, contexts[i], v);
@@ -655,8 +675,8 @@ Smb2NegotiatePlan plan_smb2_negotiate(FuzzRng &rng,
             size_t from = contexts[i] + 8;
             uint32_t bits = rng.between(1, 4);
             flip_bits(rng, b, bits, from, from + get16(valid, contexts[i] + 2));
-            notes.add("context " + std::to_string(i) + " data: " +
-                      std::to_string(bits) + " bit flip(s)");
+            notes.add("context " + std::to_string(i) +
+                      " data: " + std::to_string(bits) + " bit flip(s)");
             break;
         }
         case 10:
@@ -666,9 +686,11 @@ Smb2NegotiatePlan plan_smb2_negotiate(FuzzRng &rng,
             if (rng.percent(5)) {
                 // beyond what the driver takes before the connection has
                 // an owner
-                b.resize(rng.between(setup_pdu_limit - 100, setup_pdu_limit + 70000));
+                b.resize(rng.between(setup_pdu_limit - 100,
+                                     setup_pdu_limit + 70000));
                 notes.add("padded to " + std::to_string(b.size()) + " bytes");
-            } else {
+            }
+            else {
                 change_length(rng, b, true, 2048, notes);
             }
             break;
@@ -729,8 +751,8 @@ SessionSetupPlan plan_session_setup(FuzzRng &rng,
     for (uint32_t n = ops; n--;) {
         switch (rng.below(11)) {
         case 0: {
-            uint8_t v = rng.pick<uint8_t>({0, SMB2_SESSION_FLAG_BINDING, 0x02, 0x80,
-                                           0xff, uint8_t(rng.next())});
+            uint8_t v = rng.pick<uint8_t>({0, SMB2_SESSION_FLAG_BINDING, 0x02,
+                                           0x80, 0xff, uint8_t(rng.next())});
             put_bytes(b, SETUP_FLAGS, std::span(&v, 1));
             notes.add("Flags " + hex(v));
             break;
@@ -747,23 +769,25 @@ SessionSetupPlan plan_session_setup(FuzzRng &rng,
             break;
         }
         case 3: {
-            uint16_t v = rng.pick<uint16_t>({0, SMB2_HDR_SIZE, SETUP_FIXED - 1,
-                                             SETUP_FIXED + 1, uint16_t(b.size()),
-                                             0xffff, uint16_t(rng.next())});
+            uint16_t v = rng.pick<uint16_t>(
+                {0, SMB2_HDR_SIZE, SETUP_FIXED - 1, SETUP_FIXED + 1,
+                 uint16_t(b.size()), 0xffff, uint16_t(rng.next())});
             put16(b, SETUP_BUFFER_OFFSET, v);
             notes.add("SecurityBufferOffset " + std::to_string(v));
             break;
         }
         case 4: {
             uint16_t len = get16(b, SETUP_BUFFER_LENGTH);
-            uint16_t v = rng.pick<uint16_t>({0, uint16_t(len + 1), uint16_t(b.size()),
-                                             0xffff, uint16_t(rng.next())});
+            uint16_t v =
+                rng.pick<uint16_t>({0, uint16_t(len + 1), uint16_t(b.size()),
+                                    0xffff, uint16_t(rng.next())});
             put16(b, SETUP_BUFFER_LENGTH, v);
             notes.add("SecurityBufferLength " + std::to_string(v));
             break;
         }
         case 5: {
-            uint64_t v = rng.pick<uint64_t>({fuzz_registered_session, rng.next()});
+            uint64_t v =
+                rng.pick<uint64_t>({fuzz_registered_session, rng.next()});
             put64(b, SETUP_PREVIOUS_SESSION, v);
             notes.add("PreviousSessionId " + hex(v));
             break;
@@ -797,7 +821,8 @@ SessionSetupPlan plan_session_setup(FuzzRng &rng,
         uint64_t id = 2 + i;
         switch (rng.below(4)) {
         case 0: {
-            uint32_t size = rng.pick<uint32_t>({SMB2_HDR_SIZE, 200, 5000, 70000});
+            uint32_t size =
+                rng.pick<uint32_t>({SMB2_HDR_SIZE, 200, 5000, 70000});
             p.extras.push_back(build_echo_pdu({id, 0, size}));
             notes.add("then a " + std::to_string(size) + "-byte PDU");
             break;
@@ -826,20 +851,34 @@ SessionSetupPlan plan_session_setup(FuzzRng &rng,
 const char *edit_name(RwEdit::Kind k)
 {
     switch (k) {
-    case RwEdit::Kind::token_xor: return "token ^";
-    case RwEdit::Kind::token_set: return "token =";
-    case RwEdit::Kind::offset_add: return "offset +";
-    case RwEdit::Kind::offset_set: return "offset =";
-    case RwEdit::Kind::length_set: return "length =";
-    case RwEdit::Kind::length_add: return "length +";
-    case RwEdit::Kind::duplicate: return "copied";
-    case RwEdit::Kind::drop: return "dropped";
-    case RwEdit::Kind::repeat: return "list grown to";
-    case RwEdit::Kind::info_offset: return "ChannelInfoOffset";
-    case RwEdit::Kind::info_length: return "ChannelInfoLength";
-    case RwEdit::Kind::channel: return "Channel";
-    case RwEdit::Kind::amount: return "Length/RemainingBytes";
-    case RwEdit::Kind::inline_data: return "MinimumCount/Length";
+    case RwEdit::Kind::token_xor:
+        return "token ^";
+    case RwEdit::Kind::token_set:
+        return "token =";
+    case RwEdit::Kind::offset_add:
+        return "offset +";
+    case RwEdit::Kind::offset_set:
+        return "offset =";
+    case RwEdit::Kind::length_set:
+        return "length =";
+    case RwEdit::Kind::length_add:
+        return "length +";
+    case RwEdit::Kind::duplicate:
+        return "copied";
+    case RwEdit::Kind::drop:
+        return "dropped";
+    case RwEdit::Kind::repeat:
+        return "list grown to";
+    case RwEdit::Kind::info_offset:
+        return "ChannelInfoOffset";
+    case RwEdit::Kind::info_length:
+        return "ChannelInfoLength";
+    case RwEdit::Kind::channel:
+        return "Channel";
+    case RwEdit::Kind::amount:
+        return "Length/RemainingBytes";
+    case RwEdit::Kind::inline_data:
+        return "MinimumCount/Length";
     }
     return "?";
 }
@@ -861,7 +900,8 @@ RwEdit draw_edit(FuzzRng &rng, uint32_t size)
         break;
     case 2:
         e.kind = K::offset_add;
-        e.value = rng.pick<uint64_t>({1, ~0ull, 4096, ~4095ull, size, rng.next()});
+        e.value =
+            rng.pick<uint64_t>({1, ~0ull, 4096, ~4095ull, size, rng.next()});
         break;
     case 3:
         e.kind = K::offset_set;
@@ -869,7 +909,8 @@ RwEdit draw_edit(FuzzRng &rng, uint32_t size)
         break;
     case 4:
         e.kind = K::length_set;
-        e.value = rng.pick<uint64_t>({0, 0xffffffff, 0x80000000, uint32_t(rng.next())});
+        e.value = rng.pick<uint64_t>(
+            {0, 0xffffffff, 0x80000000, uint32_t(rng.next())});
         break;
     case 5:
         e.kind = K::length_add;
@@ -888,8 +929,9 @@ RwEdit draw_edit(FuzzRng &rng, uint32_t size)
         break;
     case 9:
         e.kind = K::info_offset;
-        e.value = rng.pick<uint64_t>({0, SMB2_HDR_SIZE, rw::REQ_BUFFER_OFFSET - 1,
-                                      rw::REQ_BUFFER_OFFSET + 1, 0xffff});
+        e.value =
+            rng.pick<uint64_t>({0, SMB2_HDR_SIZE, rw::REQ_BUFFER_OFFSET - 1,
+                                rw::REQ_BUFFER_OFFSET + 1, 0xffff});
         break;
     case 10:
         e.kind = K::info_length;
@@ -904,8 +946,8 @@ RwEdit draw_edit(FuzzRng &rng, uint32_t size)
         break;
     case 12:
         e.kind = K::amount;
-        e.value = rng.pick<uint64_t>({0, uint64_t{size} + 1, 0xffffffff,
-                                      uint32_t(rng.next())});
+        e.value = rng.pick<uint64_t>(
+            {0, uint64_t{size} + 1, 0xffffffff, uint32_t(rng.next())});
         break;
     default:
         e.kind = K::inline_data;
@@ -927,48 +969,55 @@ RdmaPlan plan_rdma(FuzzRng &rng, const FuzzTarget &t, Notes &notes)
     notes.add(std::string(p.other_channel ? "the other RDMA channel, " : "") +
               std::to_string(p.descriptors) + " descriptor(s) for " +
               std::to_string(p.size) + " bytes" +
-              (p.descriptor_extra ? " and " + std::to_string(p.descriptor_extra) +
-                                        " more"
-                                  : ""));
+              (p.descriptor_extra
+                   ? " and " + std::to_string(p.descriptor_extra) + " more"
+                   : ""));
     uint32_t edits = 0;
     for (uint32_t n = rng.between(1, 3); n--;) {
         RwRequestPlan r;
         r.write = rng.percent(50);
         r.size = rng.pick<uint32_t>({p.size, 1, p.size / 2 + 1});
-        r.offset = rng.pick<uint64_t>({0, (1u << 20) - 1000, t.file_size - r.size,
-                                       t.file_size, t.file_size + 1, 1ull << 63,
-                                       rng.next() % std::max<uint64_t>(t.file_size, 1)});
+        r.offset = rng.pick<uint64_t>(
+            {0, (1u << 20) - 1000, t.file_size - r.size, t.file_size,
+             t.file_size + 1, 1ull << 63,
+             rng.next() % std::max<uint64_t>(t.file_size, 1)});
         for (uint32_t k = rng.below(4); k--;)
             r.edits.push_back(draw_edit(rng, r.size));
         edits += uint32_t(r.edits.size());
         p.requests.push_back(std::move(r));
     }
-    p.then = rng.pick<RdmaPlan::Then>({RdmaPlan::Then::wait, RdmaPlan::Then::wait,
-                                       RdmaPlan::Then::garbage,
-                                       RdmaPlan::Then::close});
+    p.then = rng.pick<RdmaPlan::Then>(
+        {RdmaPlan::Then::wait, RdmaPlan::Then::wait, RdmaPlan::Then::garbage,
+         RdmaPlan::Then::close});
     if (edits == 0 && p.then == RdmaPlan::Then::wait)
         p.requests[0].edits.push_back(draw_edit(rng, p.requests[0].size));
     for (size_t i = 0; i < p.requests.size(); i++) {
         const RwRequestPlan &r = p.requests[i];
         std::string s = std::string(r.write ? "WRITE " : "READ ") +
-                        std::to_string(r.size) + " at " + std::to_string(r.offset);
+                        std::to_string(r.size) + " at " +
+                        std::to_string(r.offset);
         for (const RwEdit &e : r.edits)
             s += std::string("; ") + edit_name(e.kind) +
-                 (is_descriptor_edit(e.kind) ? " [" + std::to_string(e.index) + "]" : "") +
-                 (e.kind == RwEdit::Kind::duplicate || e.kind == RwEdit::Kind::drop
+                 (is_descriptor_edit(e.kind)
+                      ? " [" + std::to_string(e.index) + "]"
+                      : "") +
+                 (e.kind == RwEdit::Kind::duplicate ||
+                          e.kind == RwEdit::Kind::drop
                       ? ""
                       : " " + hex(e.value));
         notes.add(s);
     }
     if (p.then == RdmaPlan::Then::garbage) {
-        uint32_t len = rng.between(0, std::min(t.receive_size + 64,
-                                               t.connect.preferred_send_size));
+        uint32_t len = rng.between(
+            0, std::min(t.receive_size + 64, t.connect.preferred_send_size));
         p.garbage = random_bytes(rng, len);
         // half of them look like a Data Transfer message
         if (rng.percent(50))
-            put16(p.garbage, DT_CREDITS_REQUESTED, uint16_t(rng.between(1, 0xffff)));
+            put16(p.garbage, DT_CREDITS_REQUESTED,
+                  uint16_t(rng.between(1, 0xffff)));
         notes.add("then a " + std::to_string(len) + "-byte garbage message");
-    } else if (p.then == RdmaPlan::Then::close) {
+    }
+    else if (p.then == RdmaPlan::Then::close) {
         notes.add("then disconnect at once");
     }
     return p;
@@ -1007,18 +1056,21 @@ bool answers(std::span<const uint8_t> a, const smb2_hdr &h,
     if (h.status != NT_STATUS_SUCCESS && !more)
         // an ERROR response (MS-SMB2 2.2.2) to this request's session
         return a.size() >= SMB2_ERROR_RESP_SIZE &&
-               get16(a, SMB2_HDR_SIZE) == SMB2_ERROR_RESP_SIZE - SMB2_HDR_SIZE &&
+               get16(a, SMB2_HDR_SIZE) ==
+                   SMB2_ERROR_RESP_SIZE - SMB2_HDR_SIZE &&
                h.session_id == q.session_id;
     switch (h.command) {
     case SMB2_NEGOTIATE: {
         smb2_negotiate_req r;
         auto n = parse_smb2_negotiate_response(a);
-        return smb2_negotiate_req_parse(req.data(), req.size(), &r) == SMBD_E_OK &&
+        return smb2_negotiate_req_parse(req.data(), req.size(), &r) ==
+                   SMBD_E_OK &&
                n && smb2_id_list_has(&r.dialects, n->dialect);
     }
     case SMB2_SESSION_SETUP: {
         smb2_session_setup_req r;
-        return smb2_session_setup_parse(req.data(), req.size(), &r) == SMBD_E_OK &&
+        return smb2_session_setup_parse(req.data(), req.size(), &r) ==
+                   SMBD_E_OK &&
                parse_smb2_session_setup_response(a).ok();
     }
     case rw::SMB2_READ: {
@@ -1103,9 +1155,12 @@ ConversationPlan plan_conversation(uint64_t seed, uint64_t index,
         p.stage = *only;
     rng.fill(p.smb2.salt);
     rng.fill(p.smb2.client_guid);
-    p.smb2.dialects = rng.pick<std::vector<uint16_t>>(
-        {p.smb2.dialects, {SMB2_DIALECT_300}, {SMB2_DIALECT_302},
-         {SMB2_DIALECT_311}, {SMB2_DIALECT_300, SMB2_DIALECT_302}});
+    p.smb2.dialects =
+        rng.pick<std::vector<uint16_t>>({p.smb2.dialects,
+                                         {SMB2_DIALECT_300},
+                                         {SMB2_DIALECT_302},
+                                         {SMB2_DIALECT_311},
+                                         {SMB2_DIALECT_300, SMB2_DIALECT_302}});
     // closing at a random point of the wait is part of the test
     p.wait_permille = rng.percent(25) ? rng.below(1001) : 1000;
     auto negotiate_pdu = *build_smb2_negotiate(p.smb2);
@@ -1148,18 +1203,32 @@ std::vector<uint8_t> build_rw_request(const RwRequestPlan &r, uint32_t channel,
         size_t i = e.index % list.size();
         smbd_buffer_desc &d = list[i];
         switch (e.kind) {
-        case K::token_xor: d.token ^= uint32_t(e.value); break;
-        case K::token_set: d.token = uint32_t(e.value); break;
-        case K::offset_add: d.offset += e.value; break;
-        case K::offset_set: d.offset = e.value; break;
-        case K::length_set: d.length = uint32_t(e.value); break;
-        case K::length_add: d.length += uint32_t(e.value); break;
+        case K::token_xor:
+            d.token ^= uint32_t(e.value);
+            break;
+        case K::token_set:
+            d.token = uint32_t(e.value);
+            break;
+        case K::offset_add:
+            d.offset += e.value;
+            break;
+        case K::offset_set:
+            d.offset = e.value;
+            break;
+        case K::length_set:
+            d.length = uint32_t(e.value);
+            break;
+        case K::length_add:
+            d.length += uint32_t(e.value);
+            break;
         case K::duplicate: {
             smbd_buffer_desc copy = d;
             list.insert(list.begin() + long(i) + 1, copy);
             break;
         }
-        case K::drop: list.erase(list.begin() + long(i)); break;
+        case K::drop:
+            list.erase(list.begin() + long(i));
+            break;
         default: {
             // ChannelInfoLength is 16 bits: 4095 entries at most
             size_t n = list.size();
@@ -1188,7 +1257,8 @@ std::vector<uint8_t> build_rw_request(const RwRequestPlan &r, uint32_t channel,
         w.remaining_bytes = r.size;
         w.channel_info = info;
         pdu = rw::build_write_request(w);
-    } else {
+    }
+    else {
         rw::ReadRequest q;
         q.hdr = h;
         q.length = r.size;
@@ -1200,12 +1270,23 @@ std::vector<uint8_t> build_rw_request(const RwRequestPlan &r, uint32_t channel,
     const RwFields &f = r.write ? write_fields : read_fields;
     for (const RwEdit &e : r.edits) {
         switch (e.kind) {
-        case K::info_offset: put16(pdu, f.info_offset, uint16_t(e.value)); break;
-        case K::info_length: put16(pdu, f.info_length, uint16_t(e.value)); break;
-        case K::channel: put32(pdu, f.channel, uint32_t(e.value)); break;
-        case K::amount: put32(pdu, f.amount, uint32_t(e.value)); break;
-        case K::inline_data: put32(pdu, f.inline_data, uint32_t(e.value)); break;
-        default: break;
+        case K::info_offset:
+            put16(pdu, f.info_offset, uint16_t(e.value));
+            break;
+        case K::info_length:
+            put16(pdu, f.info_length, uint16_t(e.value));
+            break;
+        case K::channel:
+            put32(pdu, f.channel, uint32_t(e.value));
+            break;
+        case K::amount:
+            put32(pdu, f.amount, uint32_t(e.value));
+            break;
+        case K::inline_data:
+            put32(pdu, f.inline_data, uint32_t(e.value));
+            break;
+        default:
+            break;
         }
     }
     return pdu;
@@ -1224,9 +1305,10 @@ Reassembled reassemble(std::span<const std::vector<uint8_t>> messages,
         uint32_t offset = 0, total = 0;
         bool complete = false;
         if (m.size() > receive_size ||
-            smbd_data_parse(m.data(), m.size(), receive_size, max_fragmented_size,
-                            &h) != SMBD_E_OK ||
-            smbd_reassembly_add(&r, &h, &offset, &total, &complete) != SMBD_E_OK) {
+            smbd_data_parse(m.data(), m.size(), receive_size,
+                            max_fragmented_size, &h) != SMBD_E_OK ||
+            smbd_reassembly_add(&r, &h, &offset, &total, &complete) !=
+                SMBD_E_OK) {
             out.refused = i;
             break;
         }
@@ -1234,9 +1316,10 @@ Reassembled reassemble(std::span<const std::vector<uint8_t>> messages,
             continue;
         if (offset == 0)
             pdu.assign(total, 0);
-        std::copy_n(m.begin() + h.data_offset, h.data_length, pdu.begin() + offset);
+        std::copy_n(m.begin() + h.data_offset, h.data_length,
+                    pdu.begin() + offset);
         if (complete)
-            out.pdus.push_back(std::move(pdu));
+            out.pdus.push_back(std::exchange(pdu, {}));
     }
     return out;
 }
@@ -1278,15 +1361,18 @@ Status check_answer(std::span<const uint8_t> answer,
         for (size_t i = 0; i < sent.size(); i++)
             if (answers(answer, *h, sent[i].bytes) && take(i))
                 return {};
-        why = again ? "a second answer to one request"
-                    : "it answers no request that was sent (command " +
-                          hex(h->command) + ", MessageId " + hex(h->message_id) +
-                          ", status " + nt_status_text(h->status) + ")";
-    } else {
+        why = again
+                  ? "a second answer to one request"
+                  : "it answers no request that was sent (command " +
+                        hex(h->command) + ", MessageId " + hex(h->message_id) +
+                        ", status " + nt_status_text(h->status) + ")";
+    }
+    else {
         why = h.error().message;
     }
     return make_error(Errc::protocol,
-                      "the server answered with a " + std::to_string(answer.size()) +
+                      "the server answered with a " +
+                          std::to_string(answer.size()) +
                           "-byte PDU that is no well-formed answer: " + why +
                           " (" + bytes_hex(answer, 72) + ")");
 }
@@ -1295,7 +1381,8 @@ namespace {
 
 std::string ms_text(Clock::duration d)
 {
-    return std::to_string(std::chrono::duration_cast<milliseconds>(d).count()) + " ms";
+    return std::to_string(std::chrono::duration_cast<milliseconds>(d).count()) +
+           " ms";
 }
 
 bool is_garbage_error(const Error &e)
@@ -1308,7 +1395,7 @@ bool is_garbage_error(const Error &e)
 
 // One conversation played against the server.
 class Conversation {
-public:
+  public:
     Conversation(const FuzzOptions &opt, const FuzzTarget &t,
                  const ConversationPlan &plan)
         : opt_(opt), t_(t), plan_(plan)
@@ -1322,12 +1409,14 @@ public:
 
     Result<Played> play()
     {
-        Status st = std::visit([&](const auto &d) { return stage(d); }, plan_.detail);
+        Status st =
+            std::visit([&](const auto &d) { return stage(d); }, plan_.detail);
         Played p;
         if (!c_)
             return st ? Result<Played>(p) : Result<Played>(st.error());
         // a violation the client caught on the way is the server's garbage
-        if (st && c_->end() && c_->end()->code == make_error_code(Errc::protocol))
+        if (st && c_->end() &&
+            c_->end()->code == make_error_code(Errc::protocol))
             st = *c_->end();
         p.answered = answered_;
         p.server_disconnected = c_->observed().peer_disconnected;
@@ -1338,14 +1427,17 @@ public:
         return p;
     }
 
-private:
-    milliseconds budget() const { return opt_.wait * plan_.wait_permille / 1000; }
+  private:
+    milliseconds budget() const
+    {
+        return opt_.wait * plan_.wait_permille / 1000;
+    }
 
     Error valid_step_failed(const std::string &step, const Error &e) const
     {
         return make_error(Errc::protocol,
-                          "the valid " + step + " before the mutation failed: " +
-                              e.message);
+                          "the valid " + step +
+                              " before the mutation failed: " + e.message);
     }
 
     enum class Step { connect, negotiate, smb2_negotiate, session_setup };
@@ -1386,7 +1478,8 @@ private:
             return e;
         // a send or receive failed as the server's QP went down: its
         // disconnect follows
-        if (e.code == make_error_code(Errc::rdma) && !c_->observed().closed_locally)
+        if (e.code == make_error_code(Errc::rdma) &&
+            !c_->observed().closed_locally)
             (void)c_->wait_peer_disconnect(budget());
         return {};
     }
@@ -1397,7 +1490,8 @@ private:
     {
         auto until = Clock::now() + budget();
         for (size_t got = 0; expected == 0 || got < expected; got++) {
-            auto left = std::chrono::duration_cast<milliseconds>(until - Clock::now());
+            auto left =
+                std::chrono::duration_cast<milliseconds>(until - Clock::now());
             if (left.count() <= 0)
                 break;
             auto pdu = c_->recv(left);
@@ -1451,25 +1545,28 @@ private:
             auto n = c_->smb2_negotiate(plan_.smb2);
             if (!n && (is_garbage_error(n.error()) ||
                        n.error().code == make_error_code(Errc::smb2_status)))
-                return make_error(Errc::protocol,
-                                  "the SMB2 NEGOTIATE on an accepted negotiate: " +
-                                      n.error().message);
+                return make_error(
+                    Errc::protocol,
+                    "the SMB2 NEGOTIATE on an accepted negotiate: " +
+                        n.error().message);
             return {};
         }
         const Error &e = st.error();
         if (e.code == make_error_code(Errc::negotiate_rejected)) {
             if (want != NegotiateAnswer::refusal)
-                return make_error(Errc::protocol,
-                                  "the server refused a Negotiate Request it "
-                                  "should have " +
-                                      std::string(want == NegotiateAnswer::success
-                                                      ? "accepted"
-                                                      : "disconnected on"));
+                return make_error(
+                    Errc::protocol,
+                    "the server refused a Negotiate Request it "
+                    "should have " +
+                        std::string(want == NegotiateAnswer::success
+                                        ? "accepted"
+                                        : "disconnected on"));
             if (o.negotiate_response_length != SMBD_NEGOTIATE_RESP_SIZE ||
                 o.negotiate_status != SMBD_STATUS_NOT_SUPPORTED)
                 return make_error(Errc::protocol,
                                   "the failure response is not 32 bytes with "
-                                  "STATUS_NOT_SUPPORTED: " + e.message);
+                                  "STATUS_NOT_SUPPORTED: " +
+                                      e.message);
             return {};
         }
         if (is_garbage_error(e))
@@ -1491,7 +1588,8 @@ private:
         c_->set_repost_receives(false);
         c_->set_control_messages(false);
         mutating();
-        expect(reassemble(p.messages, t_.receive_size, t_.max_fragmented_size), false);
+        expect(reassemble(p.messages, t_.receive_size, t_.max_fragmented_size),
+               false);
         for (const auto &m : p.messages)
             if (auto st = c_->send_raw_message(m); !st)
                 return after(st.error());
@@ -1500,8 +1598,8 @@ private:
 
     Status stage(const FragmentsPlan &p)
     {
-        if (auto st = valid_until(p.owned ? Step::session_setup : Step::negotiate,
-                                  t_.connect);
+        if (auto st = valid_until(
+                p.owned ? Step::session_setup : Step::negotiate, t_.connect);
             !st)
             return st;
         mutating();
@@ -1550,8 +1648,9 @@ private:
         IoOptions o;
         o.dialect = dialect_;
         o.channel = !p.other_channel ? natural
-                    : natural == rw::CHANNEL_RDMA_V1 ? rw::CHANNEL_RDMA_V1_INVALIDATE
-                                                     : rw::CHANNEL_RDMA_V1;
+                    : natural == rw::CHANNEL_RDMA_V1
+                        ? rw::CHANNEL_RDMA_V1_INVALIDATE
+                        : rw::CHANNEL_RDMA_V1;
         o.descriptors = p.descriptors;
         o.descriptor_extra = p.descriptor_extra;
         // a slot per request: a window is bound once
@@ -1596,7 +1695,7 @@ private:
     // after c_: destroyed first, once close() disconnected
     std::unique_ptr<RdmaIo> io_;
     uint16_t dialect_ = 0;
-    std::vector<SentPdu> sent_;       // what the server saw after the mutation
+    std::vector<SentPdu> sent_; // what the server saw after the mutation
     std::vector<bool> answered_flags_;
     bool setup_first_ = false;
     bool answered_ = false;
@@ -1610,8 +1709,9 @@ Status valid_conversation(const FuzzOptions &opt, const FuzzTarget &t,
                           uint64_t check, FuzzTarget *learn, std::string &note)
 {
     auto step = [](const std::string &what, const Error &e) {
-        return make_error(e.code == make_error_code(Errc::protocol) ? Errc::protocol
-                                                                    : Errc::mismatch,
+        return make_error(e.code == make_error_code(Errc::protocol)
+                              ? Errc::protocol
+                              : Errc::mismatch,
                           what + ": " + e.message);
     };
     auto connected = Client::connect(opt.addr, opt.port, t.connect);
@@ -1638,7 +1738,8 @@ Status valid_conversation(const FuzzOptions &opt, const FuzzTarget &t,
     if (auto r = c.session_setup(ss); !r)
         return step("SESSION_SETUP", r.error());
     uint64_t id = first_io_message_id;
-    for (uint32_t size : {uint32_t(SMB2_HDR_SIZE), resp.max_receive_size + 100, 70000u}) {
+    for (uint32_t size :
+         {uint32_t(SMB2_HDR_SIZE), resp.max_receive_size + 100, 70000u}) {
         EchoSpec e{id++, c.session_id(), size};
         if (auto st = c.send_pdu(build_echo_pdu(e)); !st)
             return step("sending a PDU", st.error());
@@ -1695,8 +1796,8 @@ FuzzReport run_fuzz(const FuzzOptions &opt,
         r.valid_checks++;
         if (!st) {
             r.ok = false;
-            r.failure = "the valid conversation " + when + " failed: " +
-                        st.error().message;
+            r.failure = "the valid conversation " + when +
+                        " failed: " + st.error().message;
             return false;
         }
         say("valid conversation " + when + ": " + note + ", " +
@@ -1710,7 +1811,8 @@ FuzzReport run_fuzz(const FuzzOptions &opt,
         uint64_t i = opt.first + k;
         ConversationPlan plan = plan_conversation(opt.seed, i, opt.stage, t);
         std::string head = "conversation " + std::to_string(i) + " " +
-                           std::string(fuzz_stage_name(plan.stage)) + ": " + plan.what;
+                           std::string(fuzz_stage_name(plan.stage)) + ": " +
+                           plan.what;
         r.conversations++;
         r.stages[size_t(plan.stage)]++;
         auto start = Clock::now();
@@ -1722,13 +1824,15 @@ FuzzReport run_fuzz(const FuzzOptions &opt,
             return r;
         }
         r.answered += played->answered;
-        (played->server_disconnected ? r.server_disconnects : r.client_closes)++;
+        (played->server_disconnected ? r.server_disconnects
+                                     : r.client_closes)++;
         say(head + ": " + (played->answered ? "answered" : "no answer") + ", " +
             (played->server_disconnected ? "the server disconnected"
                                          : "the client closed") +
             ", " + ms_text(Clock::now() - start));
         if ((k + 1) % opt.check_every == 0 || k + 1 == opt.conversations) {
-            if (!check(k + 1, nullptr, "after conversation " + std::to_string(i))) {
+            if (!check(k + 1, nullptr,
+                       "after conversation " + std::to_string(i))) {
                 r.replay = fuzz_replay_command(opt, since, i - since + 1);
                 return r;
             }
@@ -1743,7 +1847,8 @@ std::string fuzz_summary(const FuzzOptions &opt, const FuzzReport &r)
     std::string s = "NETFUZZ seed=" + std::to_string(opt.seed) +
                     " conversations=" + std::to_string(r.conversations);
     for (const auto &st : stage_table)
-        s += " " + std::string(st.name) + "=" + std::to_string(r.stages[size_t(st.stage)]);
+        s += " " + std::string(st.name) + "=" +
+             std::to_string(r.stages[size_t(st.stage)]);
     return s + " server_disconnects=" + std::to_string(r.server_disconnects) +
            " client_closes=" + std::to_string(r.client_closes) +
            " answered=" + std::to_string(r.answered) +
@@ -1755,9 +1860,9 @@ std::string fuzz_replay_command(const FuzzOptions &opt, uint64_t first,
                                 uint64_t count)
 {
     std::string s = opt.program + " --addr " + opt.addr + " --port " +
-                    std::to_string(opt.port) + " --fuzz " + std::to_string(opt.seed) +
-                    " --conversations " + std::to_string(count) + " --first " +
-                    std::to_string(first);
+                    std::to_string(opt.port) + " --fuzz " +
+                    std::to_string(opt.seed) + " --conversations " +
+                    std::to_string(count) + " --first " + std::to_string(first);
     if (opt.stage)
         s += " --fuzz-stage " + std::string(fuzz_stage_name(*opt.stage));
     if (opt.wait != FuzzOptions{}.wait)

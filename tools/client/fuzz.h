@@ -32,9 +32,9 @@
 namespace smbd::client {
 
 enum class FuzzStage {
-    negotiate,      // the MS-SMBD Negotiate Request
-    credits,        // Data Transfer credits and flags, receives never reposted
-    fragments,      // a PDU's fragments: RemainingDataLength, DataOffset, DataLength
+    negotiate, // the MS-SMBD Negotiate Request
+    credits,   // Data Transfer credits and flags, receives never reposted
+    fragments, // a PDU's fragments: RemainingDataLength, DataOffset, DataLength
     smb2_negotiate, // the SMB2 NEGOTIATE the driver answers itself
     session_setup,  // the SESSION_SETUP the driver routes, and PDUs behind it
     rdma,           // SMB2 READ/WRITE and their Buffer Descriptor V1 lists
@@ -46,7 +46,7 @@ std::optional<FuzzStage> parse_fuzz_stage(std::string_view name);
 
 // SplitMix64: tiny, and the same stream on every platform and build.
 class FuzzRng {
-public:
+  public:
     FuzzRng(uint64_t seed, uint64_t conversation);
     uint64_t next();
     // [0, n) for n >= 1
@@ -61,7 +61,7 @@ public:
     }
     void fill(std::span<uint8_t> out);
 
-private:
+  private:
     uint64_t state_;
 };
 
@@ -82,7 +82,7 @@ struct FuzzTarget {
         o.preferred_send_size = fuzz_send_buffer;
         return o;
     }();
-    uint64_t file_size = 64u << 20;          // the responder's file
+    uint64_t file_size = 64u << 20; // the responder's file
 };
 
 // The session the responder registers (tests/vm/net-fuzz.sh), for
@@ -91,21 +91,22 @@ inline constexpr uint64_t fuzz_registered_session = 0x1234;
 
 struct NegotiatePlan {
     std::vector<uint8_t> request;
-    bool smb2_after = false;    // if accepted: a valid SMB2 NEGOTIATE on it
+    bool smb2_after = false; // if accepted: a valid SMB2 NEGOTIATE on it
 };
 
 struct CreditsPlan {
-    uint16_t credits_requested = 255;   // in the (valid) negotiate
-    uint16_t receive_credits = 255;     // posted once, never again
-    std::vector<std::vector<uint8_t>> messages;  // sent as they are
+    uint16_t credits_requested = 255;           // in the (valid) negotiate
+    uint16_t receive_credits = 255;             // posted once, never again
+    std::vector<std::vector<uint8_t>> messages; // sent as they are
 };
 
 struct FragmentsPlan {
-    bool owned = false;         // an echoed PDU after SESSION_SETUP, else the SMB2 NEGOTIATE
+    bool owned =
+        false; // an echoed PDU after SESSION_SETUP, else the SMB2 NEGOTIATE
     std::vector<uint8_t> pdu;
     // Data Transfer messages; the client writes each one's CreditsGranted
     std::vector<std::vector<uint8_t>> messages;
-    bool disconnect = false;    // close right after the last message
+    bool disconnect = false; // close right after the last message
 };
 
 struct Smb2NegotiatePlan {
@@ -114,18 +115,27 @@ struct Smb2NegotiatePlan {
 
 struct SessionSetupPlan {
     std::vector<uint8_t> setup;
-    std::vector<std::vector<uint8_t>> extras;  // sent before any answer
+    std::vector<std::vector<uint8_t>> extras; // sent before any answer
 };
 
 // One change to a READ/WRITE request over RDMA. Descriptor edits apply to
 // entry index % count; field edits overwrite the request's field.
 struct RwEdit {
     enum class Kind {
-        token_xor, token_set, offset_add, offset_set, length_set, length_add,
-        duplicate, drop, repeat,           // the list: copy, remove, grow to value entries
-        info_offset, info_length, channel, // ChannelInfoOffset/Length, Channel
-        amount,                            // READ Length, WRITE RemainingBytes
-        inline_data,                       // READ MinimumCount, WRITE Length
+        token_xor,
+        token_set,
+        offset_add,
+        offset_set,
+        length_set,
+        length_add,
+        duplicate,
+        drop,
+        repeat, // the list: copy, remove, grow to value entries
+        info_offset,
+        info_length,
+        channel,     // ChannelInfoOffset/Length, Channel
+        amount,      // READ Length, WRITE RemainingBytes
+        inline_data, // READ MinimumCount, WRITE Length
     };
     Kind kind;
     uint32_t index = 0;
@@ -134,14 +144,14 @@ struct RwEdit {
 
 struct RwRequestPlan {
     bool write = false;
-    uint64_t offset = 0;        // in the file
+    uint64_t offset = 0; // in the file
     uint32_t size = 0;
     std::vector<RwEdit> edits;
 };
 
 struct RdmaPlan {
-    bool other_channel = false;   // RDMA_V1 where INVALIDATE fits, or the reverse
-    uint32_t size = 0;            // registered per request
+    bool other_channel = false; // RDMA_V1 where INVALIDATE fits, or the reverse
+    uint32_t size = 0;          // registered per request
     uint32_t descriptors = 1;
     uint32_t descriptor_extra = 0;
     std::vector<RwRequestPlan> requests;
@@ -177,7 +187,7 @@ std::vector<uint8_t> build_rw_request(const RwRequestPlan &r, uint32_t channel,
 // it must refuse (and disconnect).
 struct Reassembled {
     std::vector<std::vector<uint8_t>> pdus;
-    std::optional<size_t> refused;    // index of that message
+    std::optional<size_t> refused; // index of that message
 };
 Reassembled reassemble(std::span<const std::vector<uint8_t>> messages,
                        uint32_t receive_size, uint32_t max_fragmented_size);
@@ -203,15 +213,15 @@ Status check_answer(std::span<const uint8_t> answer,
                     std::span<const SentPdu> sent, std::vector<bool> &answered);
 
 struct FuzzOptions {
-    std::string program = "smbdirect-client";  // for replay commands
+    std::string program = "smbdirect-client"; // for replay commands
     std::string addr;
     uint16_t port = 5445;
     uint64_t seed = 0;
-    uint64_t first = 0;                        // index of the first conversation
+    uint64_t first = 0; // index of the first conversation
     uint64_t conversations = 100;
     std::optional<FuzzStage> stage;
-    std::chrono::milliseconds wait{300};       // for an answer after a mutation
-    std::chrono::milliseconds timeout{10000};  // for each valid step
+    std::chrono::milliseconds wait{300};      // for an answer after a mutation
+    std::chrono::milliseconds timeout{10000}; // for each valid step
     FileOptions file;
     uint32_t check_every = 50;
 };
@@ -221,11 +231,12 @@ struct FuzzReport {
     std::array<uint64_t, fuzz_stage_count> stages{};
     uint64_t server_disconnects = 0;
     uint64_t client_closes = 0;
-    uint64_t answered = 0;         // conversations the server answered after the mutation
+    uint64_t answered =
+        0; // conversations the server answered after the mutation
     uint64_t valid_checks = 0;
     bool ok = true;
-    std::string failure;           // what broke, when !ok
-    std::string replay;            // the command that replays it
+    std::string failure; // what broke, when !ok
+    std::string replay;  // the command that replays it
 };
 
 // @line, if given, sees a line per conversation and valid check.

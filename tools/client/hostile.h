@@ -38,10 +38,10 @@ enum class Hostile {
 
 struct HostileInfo {
     Hostile mode;
-    std::string_view name;      // as on the command line
-    uint32_t reason;            // SMBD_REASON_* the driver should record
+    std::string_view name; // as on the command line
+    uint32_t reason;       // SMBD_REASON_* the driver should record
     std::string_view reason_name;
-    std::string_view rule;      // what the mode does, in plain words
+    std::string_view rule; // what the mode does, in plain words
 };
 
 std::span<const HostileInfo> hostile_modes();

@@ -45,7 +45,8 @@ Status verify(RdmaIo &io, const FileOptions &file, uint32_t slot,
                           "READ of %u bytes at %llu: byte %llu of the file "
                           "differs from what was written (0x%02x)",
                           size, (unsigned long long)offset,
-                          (unsigned long long)(at + *bad), piece[*bad]);
+                          static_cast<unsigned long long>(at) + *bad,
+                          piece[*bad]);
             return make_error(Errc::mismatch, buf);
         }
         at += piece.size();
@@ -63,8 +64,9 @@ Status expect_all(const IoCompletion &c)
         return make_error(Errc::smb2_status,
                           what + " failed with " + nt_status_text(c.status));
     if (c.bytes != c.size)
-        return make_error(Errc::mismatch,
-                          what + " moved " + std::to_string(c.bytes) + " bytes");
+        return make_error(Errc::mismatch, what + " moved " +
+                                              std::to_string(c.bytes) +
+                                              " bytes");
     return {};
 }
 
@@ -96,8 +98,8 @@ std::vector<std::span<uint8_t>> ends(RdmaIo &io, uint32_t slot, uint32_t size)
 } // namespace
 
 Status write_read(RdmaIo &io, const FileOptions &file,
-                  const WriteReadOptions &opt, std::chrono::milliseconds timeout,
-                  IoReport &report,
+                  const WriteReadOptions &opt,
+                  std::chrono::milliseconds timeout, IoReport &report,
                   const std::function<void(const std::string &)> &step)
 {
     if (opt.size == 0 || opt.size > file.size)
@@ -117,8 +119,9 @@ Status write_read(RdmaIo &io, const FileOptions &file,
             return st;
         report.bytes_verified += opt.size;
         if (step)
-            step("round " + std::to_string(round + 1) + ": wrote and read back " +
-                 std::to_string(opt.size) + " bytes at " + std::to_string(offset) +
+            step("round " + std::to_string(round + 1) +
+                 ": wrote and read back " + std::to_string(opt.size) +
+                 " bytes at " + std::to_string(offset) +
                  ", every byte as written");
     }
     report.elapsed = Clock::now() - start;

@@ -15,13 +15,13 @@ namespace smbd::client {
 
 // Where transfers go in the responder's file (every FileId names it).
 struct FileOptions {
-    uint64_t size = 64u << 20;	// as the responder's --file-size
-    uint64_t seed = 1;		// of the file pattern (pattern.h)
+    uint64_t size = 64u << 20; // as the responder's --file-size
+    uint64_t seed = 1;         // of the file pattern (pattern.h)
 };
 
 struct WriteReadOptions {
-    uint32_t size = 0;		// bytes per transfer
-    uint32_t rounds = 1;	// each a WRITE, then a READ of the same range
+    uint32_t size = 0;   // bytes per transfer
+    uint32_t rounds = 1; // each a WRITE, then a READ of the same range
     // The first round's file offset; each round moves on by size. Off a
     // 1 MiB boundary by default, so the data crosses them unaligned.
     uint64_t offset = (1u << 20) - 1000;
@@ -35,18 +35,18 @@ struct BenchOptions {
 };
 
 struct IoReport {
-    uint64_t ops = 0;			// transfers answered with success
+    uint64_t ops = 0; // transfers answered with success
     uint64_t bytes_written = 0;
     uint64_t bytes_read = 0;
-    uint64_t bytes_verified = 0;	// compared with the file pattern
-    uint64_t invalidations = 0;		// responses that invalidated a token
+    uint64_t bytes_verified = 0; // compared with the file pattern
+    uint64_t invalidations = 0;  // responses that invalidated a token
     std::chrono::nanoseconds elapsed{0};
 };
 
 // @io has at least one slot.
 Status write_read(RdmaIo &io, const FileOptions &file,
-                  const WriteReadOptions &opt, std::chrono::milliseconds timeout,
-                  IoReport &report,
+                  const WriteReadOptions &opt,
+                  std::chrono::milliseconds timeout, IoReport &report,
                   const std::function<void(const std::string &)> &step = {});
 
 // @io has at least @opt.depth slots. A read benchmark writes each slot's

@@ -19,57 +19,80 @@ namespace {
 
 void usage(FILE *out)
 {
-    std::fprintf(out,
+    std::fprintf(
+        out,
         "usage: smbdirect-client --addr ADDR [options]\n"
         "  --addr ADDR            server address (IPv4/IPv6 or name)\n"
         "  --port PORT            SMB Direct port (default 5445)\n"
-        "  --dialects LIST        SMB2 dialects offered, e.g. 0300,0302,0311 (default)\n"
-        "  --new                  new session: SESSION_SETUP with SessionId 0 (default)\n"
-        "  --bind SESSIONID       binding SESSION_SETUP to SESSIONID (0x... or decimal)\n"
-        "  --expect-status STATUS SESSION_SETUP must fail with STATUS, then disconnect\n"
+        "  --dialects LIST        SMB2 dialects offered, e.g. 0300,0302,0311 "
+        "(default)\n"
+        "  --new                  new session: SESSION_SETUP with SessionId 0 "
+        "(default)\n"
+        "  --bind SESSIONID       binding SESSION_SETUP to SESSIONID (0x... or "
+        "decimal)\n"
+        "  --expect-status STATUS SESSION_SETUP must fail with STATUS, then "
+        "disconnect\n"
         "  --pdus N               echoed PDUs after SESSION_SETUP (default 1)\n"
-        "  --size BYTES           bytes per PDU, SMB2 header included (default 4096)\n"
+        "  --size BYTES           bytes per PDU, SMB2 header included (default "
+        "4096)\n"
         "  --posix                offer the POSIX extensions context (3.1.1)\n"
-        "  --hostile MODE         break one rule; --list-hostile shows the modes\n"
+        "  --hostile MODE         break one rule; --list-hostile shows the "
+        "modes\n"
         "  --wait SECONDS         wait for a provoked disconnect (default 30)\n"
         "  --timeout SECONDS      wait for each answer or credit (default 10)\n"
-        "  --receive-credits N    receives posted, CreditsRequested bound (default 255)\n"
+        "  --receive-credits N    receives posted, CreditsRequested bound "
+        "(default 255)\n"
         "  --send-credits N       CreditsRequested (default 255)\n"
         "  --send-size BYTES      PreferredSendSize (default 1364)\n"
         "  --receive-size BYTES   MaxReceiveSize (default 8192)\n"
         "  --fragmented-size B    MaxFragmentedSize (default 1048576)\n"
-        "SMB2 WRITE and READ over RDMA after SESSION_SETUP (instead of echoes):\n"
-        "  --write-read SIZE      write SIZE bytes, read them back, check every byte\n"
-        "  --io-count N           write-read rounds, each at the next SIZE bytes (default 1)\n"
-        "  --offset BYTES         file offset of the first round (default 1 MiB - 1000)\n"
-        "  --bench read|write     keep --depth transfers of --size bytes in flight for\n"
+        "SMB2 WRITE and READ over RDMA after SESSION_SETUP (instead of "
+        "echoes):\n"
+        "  --write-read SIZE      write SIZE bytes, read them back, check "
+        "every byte\n"
+        "  --io-count N           write-read rounds, each at the next SIZE "
+        "bytes (default 1)\n"
+        "  --offset BYTES         file offset of the first round (default 1 "
+        "MiB - 1000)\n"
+        "  --bench read|write     keep --depth transfers of --size bytes in "
+        "flight for\n"
         "                         --seconds; prints one BENCHRESULT line\n"
         "  --depth N              benchmark transfers in flight (default 1)\n"
         "  --seconds S            benchmark duration (default 1)\n"
         "  --channel rdma|rdma-invalidate\n"
-        "                         RDMA_V1 or RDMA_V1_INVALIDATE (default: the latter\n"
+        "                         RDMA_V1 or RDMA_V1_INVALIDATE (default: the "
+        "latter\n"
         "                         from dialect 3.0.2 on, the former on 3.0)\n"
-        "  --descriptors N        Buffer Descriptor V1 entries per transfer (default 1)\n"
-        "  --descriptor-extra B   the descriptors describe B bytes more than the data\n"
+        "  --descriptors N        Buffer Descriptor V1 entries per transfer "
+        "(default 1)\n"
+        "  --descriptor-extra B   the descriptors describe B bytes more than "
+        "the data\n"
         "  --file-size BYTES      the server's file size (default 64 MiB)\n"
-        "Randomized fuzzing: conversation i of SEED draws all it sends from (SEED, i)\n"
-        "and breaks one stage of a valid conversation; a valid conversation must\n"
-        "still succeed every 50 conversations. Prints one NETFUZZ summary line:\n"
+        "Randomized fuzzing: conversation i of SEED draws all it sends from "
+        "(SEED, i)\n"
+        "and breaks one stage of a valid conversation; a valid conversation "
+        "must\n"
+        "still succeed every 50 conversations. Prints one NETFUZZ summary "
+        "line:\n"
         "  --fuzz SEED            fuzz instead of one run\n"
         "  --conversations N      conversations (default 100)\n"
         "  --first I              index of the first conversation (default 0)\n"
-        "  --fuzz-stage STAGE     only negotiate, credits, fragments, smb2-negotiate,\n"
+        "  --fuzz-stage STAGE     only negotiate, credits, fragments, "
+        "smb2-negotiate,\n"
         "                         session-setup or rdma\n"
-        "  --fuzz-wait MS         wait for an answer after a mutation (default 300)\n"
+        "  --fuzz-wait MS         wait for an answer after a mutation (default "
+        "300)\n"
         "  --quiet                print only the outcome\n"
         "  --json                 print one JSON object\n"
-        "exit status: 0 when the expected outcome happened, 1 when not, 2 on usage errors\n");
+        "exit status: 0 when the expected outcome happened, 1 when not, 2 on "
+        "usage errors\n");
 }
 
 void list_hostile()
 {
     for (const auto &m : hostile_modes())
-        std::printf("%-28s SMBD_REASON_%-18s %.*s\n", std::string(m.name).c_str(),
+        std::printf("%-28s SMBD_REASON_%-18s %.*s\n",
+                    std::string(m.name).c_str(),
                     std::string(m.reason_name).c_str(), int(m.rule.size()),
                     m.rule.data());
 }
@@ -106,11 +129,13 @@ std::string json_string(std::string_view s)
         if (ch == '"' || ch == '\\') {
             out += '\\';
             out += ch;
-        } else if (uint8_t(ch) < 0x20) {
+        }
+        else if (uint8_t(ch) < 0x20) {
             char buf[8];
             std::snprintf(buf, sizeof(buf), "\\u%04x", ch);
             out += buf;
-        } else {
+        }
+        else {
             out += ch;
         }
     }
@@ -141,7 +166,8 @@ void print_bench(const RunOptions &opt, const RunReport &r)
                 "seconds=%.3f mbps=%.1f\n",
                 opt.bench.write ? "write" : "read", opt.bench.size,
                 opt.bench.depth, (unsigned long long)io.ops,
-                (unsigned long long)bytes, s, s > 0 ? double(bytes) / s / 1e6 : 0.0);
+                (unsigned long long)bytes, s,
+                s > 0 ? double(bytes) / s / 1e6 : 0.0);
 }
 
 std::string channel_name(uint32_t channel)
@@ -155,10 +181,11 @@ void print_json(const RunReport &r)
 {
     const auto &o = r.observed;
     const auto &h = hostile_info(r.hostile);
-    std::printf("{\"ok\":%s,\"outcome\":%s,\"hostile\":%s,\"expected_reason\":%s,",
-                r.ok ? "true" : "false", json_string(r.outcome).c_str(),
-                json_string(h.name).c_str(),
-                json_string("SMBD_REASON_" + std::string(h.reason_name)).c_str());
+    std::printf(
+        "{\"ok\":%s,\"outcome\":%s,\"hostile\":%s,\"expected_reason\":%s,",
+        r.ok ? "true" : "false", json_string(r.outcome).c_str(),
+        json_string(h.name).c_str(),
+        json_string("SMBD_REASON_" + std::string(h.reason_name)).c_str());
     std::printf("\"device\":%s,\"elapsed_ms\":%lld,\"ended\":%s,",
                 json_string(r.device).c_str(), (long long)r.elapsed.count(),
                 json_string(ended_text(r)).c_str());
@@ -190,44 +217,47 @@ void print_json(const RunReport &r)
                     (unsigned long long)r.io->bytes_read,
                     (unsigned long long)r.io->bytes_verified,
                     (unsigned long long)r.io->invalidations, seconds(*r.io));
-    std::printf("\"session_id\":%llu,\"pdus_verified\":%u,"
-                "\"pdus_sent\":%llu,\"pdus_received\":%llu,"
-                "\"bytes_sent\":%llu,\"bytes_received\":%llu,"
-                "\"messages_sent\":%llu,\"messages_received\":%llu,"
-                "\"credits_granted\":%llu,\"credits_received\":%llu,"
-                "\"credit_waits\":%llu,\"keepalive_requests\":%u,"
-                "\"keepalive_answers\":%u,\"peer_disconnected\":%s}\n",
-                (unsigned long long)r.session_id, r.pdus_verified,
-                (unsigned long long)o.pdus_sent, (unsigned long long)o.pdus_received,
-                (unsigned long long)o.bytes_sent, (unsigned long long)o.bytes_received,
-                (unsigned long long)o.messages_sent,
-                (unsigned long long)o.messages_received,
-                (unsigned long long)o.credits_granted,
-                (unsigned long long)o.credits_received,
-                (unsigned long long)o.credit_waits, o.keepalive_requests,
-                o.keepalive_answers, o.peer_disconnected ? "true" : "false");
+    std::printf(
+        "\"session_id\":%llu,\"pdus_verified\":%u,"
+        "\"pdus_sent\":%llu,\"pdus_received\":%llu,"
+        "\"bytes_sent\":%llu,\"bytes_received\":%llu,"
+        "\"messages_sent\":%llu,\"messages_received\":%llu,"
+        "\"credits_granted\":%llu,\"credits_received\":%llu,"
+        "\"credit_waits\":%llu,\"keepalive_requests\":%u,"
+        "\"keepalive_answers\":%u,\"peer_disconnected\":%s}\n",
+        (unsigned long long)r.session_id, r.pdus_verified,
+        (unsigned long long)o.pdus_sent, (unsigned long long)o.pdus_received,
+        (unsigned long long)o.bytes_sent, (unsigned long long)o.bytes_received,
+        (unsigned long long)o.messages_sent,
+        (unsigned long long)o.messages_received,
+        (unsigned long long)o.credits_granted,
+        (unsigned long long)o.credits_received,
+        (unsigned long long)o.credit_waits, o.keepalive_requests,
+        o.keepalive_answers, o.peer_disconnected ? "true" : "false");
 }
 
 void print_summary(const RunReport &r)
 {
     const auto &o = r.observed;
     std::printf("%s: %s\n", r.ok ? "OK" : "FAILED", r.outcome.c_str());
-    std::printf("traffic: %llu PDUs (%llu bytes) sent, %llu PDUs (%llu bytes) "
-                "received, in %llu and %llu SMB Direct messages (%llu and %llu "
-                "without data)\n",
-                (unsigned long long)o.pdus_sent, (unsigned long long)o.bytes_sent,
-                (unsigned long long)o.pdus_received,
-                (unsigned long long)o.bytes_received,
-                (unsigned long long)o.messages_sent,
-                (unsigned long long)o.messages_received,
-                (unsigned long long)o.empty_sent, (unsigned long long)o.empty_received);
-    std::printf("credits: granted %llu to the server, received %llu from it; "
-                "%llu sends waited for a credit; at the end %u send credits held, "
-                "%u receives posted (%u granted)\n",
-                (unsigned long long)o.credits_granted,
-                (unsigned long long)o.credits_received,
-                (unsigned long long)o.credit_waits, r.credits.send_credits,
-                r.credits.recv_posted, r.credits.recv_granted);
+    std::printf(
+        "traffic: %llu PDUs (%llu bytes) sent, %llu PDUs (%llu bytes) "
+        "received, in %llu and %llu SMB Direct messages (%llu and %llu "
+        "without data)\n",
+        (unsigned long long)o.pdus_sent, (unsigned long long)o.bytes_sent,
+        (unsigned long long)o.pdus_received,
+        (unsigned long long)o.bytes_received,
+        (unsigned long long)o.messages_sent,
+        (unsigned long long)o.messages_received,
+        (unsigned long long)o.empty_sent, (unsigned long long)o.empty_received);
+    std::printf(
+        "credits: granted %llu to the server, received %llu from it; "
+        "%llu sends waited for a credit; at the end %u send credits held, "
+        "%u receives posted (%u granted)\n",
+        (unsigned long long)o.credits_granted,
+        (unsigned long long)o.credits_received,
+        (unsigned long long)o.credit_waits, r.credits.send_credits,
+        r.credits.recv_posted, r.credits.recv_granted);
     std::printf("keepalive: %u requests from the server, %u answered\n",
                 o.keepalive_requests, o.keepalive_answers);
     if (r.io)
@@ -257,7 +287,8 @@ int main(int argc, char **argv)
         std::string_view a = argv[i];
         auto value = [&]() -> const char * {
             if (i + 1 >= argc) {
-                std::fprintf(stderr, "smbdirect-client: %s needs a value\n", argv[i]);
+                std::fprintf(stderr, "smbdirect-client: %s needs a value\n",
+                             argv[i]);
                 std::exit(2);
             }
             return argv[++i];
@@ -267,8 +298,10 @@ int main(int argc, char **argv)
             const char *v = value();
             uint64_t n;
             if (!parse_u64(v, max, n)) {
-                std::fprintf(stderr, "smbdirect-client: %s: '%s' is not a number "
-                                     "up to %llu\n", name, v, (unsigned long long)max);
+                std::fprintf(stderr,
+                             "smbdirect-client: %s: '%s' is not a number "
+                             "up to %llu\n",
+                             name, v, (unsigned long long)max);
                 std::exit(2);
             }
             return n;
@@ -276,123 +309,171 @@ int main(int argc, char **argv)
         if (a == "--help" || a == "-h") {
             usage(stdout);
             return 0;
-        } else if (a == "--list-hostile") {
+        }
+        else if (a == "--list-hostile") {
             list_hostile();
             return 0;
-        } else if (a == "--addr") {
+        }
+        else if (a == "--addr") {
             opt.addr = value();
             have_addr = true;
-        } else if (a == "--port") {
+        }
+        else if (a == "--port") {
             opt.port = uint16_t(number(65535));
-        } else if (a == "--dialects") {
+        }
+        else if (a == "--dialects") {
             const char *v = value();
             if (!parse_dialects(v, opt.smb2.dialects)) {
-                std::fprintf(stderr, "smbdirect-client: --dialects: '%s' is not a "
-                                     "list like 0300,0302,0311\n", v);
+                std::fprintf(stderr,
+                             "smbdirect-client: --dialects: '%s' is not a "
+                             "list like 0300,0302,0311\n",
+                             v);
                 return 2;
             }
-        } else if (a == "--new") {
+        }
+        else if (a == "--new") {
             opt.bind = false;
-        } else if (a == "--bind") {
+        }
+        else if (a == "--bind") {
             opt.bind = true;
             opt.bind_session = number(UINT64_MAX);
-        } else if (a == "--expect-status") {
+        }
+        else if (a == "--expect-status") {
             opt.expect_status = uint32_t(number(UINT32_MAX));
-        } else if (a == "--pdus") {
+        }
+        else if (a == "--pdus") {
             opt.pdus = uint32_t(number(UINT32_MAX));
-        } else if (a == "--size") {
+        }
+        else if (a == "--size") {
             opt.size = uint32_t(number(UINT32_MAX));
-        } else if (a == "--posix") {
+        }
+        else if (a == "--posix") {
             opt.smb2.posix = true;
-        } else if (a == "--hostile") {
+        }
+        else if (a == "--hostile") {
             const char *v = value();
             auto h = parse_hostile(v);
             if (!h) {
-                std::fprintf(stderr, "smbdirect-client: unknown hostile mode '%s'; "
-                                     "--list-hostile shows them\n", v);
+                std::fprintf(stderr,
+                             "smbdirect-client: unknown hostile mode '%s'; "
+                             "--list-hostile shows them\n",
+                             v);
                 return 2;
             }
             opt.hostile = *h;
-        } else if (a == "--wait") {
+        }
+        else if (a == "--wait") {
             opt.wait = std::chrono::seconds(number(86400));
-        } else if (a == "--timeout") {
+        }
+        else if (a == "--timeout") {
             opt.connect.timeout = std::chrono::seconds(number(86400));
-        } else if (a == "--receive-credits") {
+        }
+        else if (a == "--receive-credits") {
             opt.connect.receive_credit_max = uint16_t(number(65535));
-        } else if (a == "--send-credits") {
+        }
+        else if (a == "--send-credits") {
             opt.connect.send_credit_target = uint16_t(number(65535));
-        } else if (a == "--send-size") {
+        }
+        else if (a == "--send-size") {
             opt.connect.preferred_send_size = uint32_t(number(1u << 20));
-        } else if (a == "--receive-size") {
+        }
+        else if (a == "--receive-size") {
             opt.connect.max_receive_size = uint32_t(number(1u << 20));
-        } else if (a == "--fragmented-size") {
+        }
+        else if (a == "--fragmented-size") {
             opt.connect.max_fragmented_size = uint32_t(number(UINT32_MAX));
-        } else if (a == "--write-read") {
+        }
+        else if (a == "--write-read") {
             opt.io = IoMode::write_read;
             opt.write_read.size = uint32_t(number(UINT32_MAX));
-        } else if (a == "--io-count") {
+        }
+        else if (a == "--io-count") {
             opt.write_read.rounds = uint32_t(number(UINT32_MAX));
-        } else if (a == "--offset") {
+        }
+        else if (a == "--offset") {
             opt.write_read.offset = number(UINT64_MAX);
-        } else if (a == "--bench") {
+        }
+        else if (a == "--bench") {
             std::string_view v = value();
             if (v != "read" && v != "write") {
-                std::fprintf(stderr, "smbdirect-client: --bench read or --bench write\n");
+                std::fprintf(
+                    stderr,
+                    "smbdirect-client: --bench read or --bench write\n");
                 return 2;
             }
             opt.io = IoMode::bench;
             opt.bench.write = v == "write";
-        } else if (a == "--depth") {
+        }
+        else if (a == "--depth") {
             opt.bench.depth = uint32_t(number(4096));
-        } else if (a == "--seconds") {
+        }
+        else if (a == "--seconds") {
             const char *v = value();
             char *end = nullptr;
             double s = std::strtod(v, &end);
             if (end == v || *end || !(s > 0) || s > 86400) {
-                std::fprintf(stderr, "smbdirect-client: --seconds: '%s' is not a "
-                                     "duration in seconds\n", v);
+                std::fprintf(stderr,
+                             "smbdirect-client: --seconds: '%s' is not a "
+                             "duration in seconds\n",
+                             v);
                 return 2;
             }
             opt.bench.duration = std::chrono::milliseconds(int64_t(s * 1000));
-        } else if (a == "--channel") {
+        }
+        else if (a == "--channel") {
             std::string_view v = value();
             if (v == "rdma") {
                 opt.channel = smbd::smb2rw::CHANNEL_RDMA_V1;
-            } else if (v == "rdma-invalidate") {
+            }
+            else if (v == "rdma-invalidate") {
                 opt.channel = smbd::smb2rw::CHANNEL_RDMA_V1_INVALIDATE;
-            } else {
+            }
+            else {
                 std::fprintf(stderr, "smbdirect-client: --channel rdma or "
                                      "--channel rdma-invalidate\n");
                 return 2;
             }
-        } else if (a == "--descriptors") {
+        }
+        else if (a == "--descriptors") {
             opt.descriptors = uint32_t(number(4095));
-        } else if (a == "--descriptor-extra") {
+        }
+        else if (a == "--descriptor-extra") {
             opt.descriptor_extra = uint32_t(number(UINT32_MAX));
-        } else if (a == "--file-size") {
+        }
+        else if (a == "--file-size") {
             opt.file.size = number(UINT64_MAX);
-        } else if (a == "--fuzz") {
+        }
+        else if (a == "--fuzz") {
             fuzzing = true;
             fuzz.seed = number(UINT64_MAX);
-        } else if (a == "--conversations") {
+        }
+        else if (a == "--conversations") {
             fuzz.conversations = number(UINT64_MAX);
-        } else if (a == "--first") {
+        }
+        else if (a == "--first") {
             fuzz.first = number(UINT64_MAX);
-        } else if (a == "--fuzz-stage") {
+        }
+        else if (a == "--fuzz-stage") {
             const char *v = value();
             fuzz.stage = parse_fuzz_stage(v);
             if (!fuzz.stage) {
-                std::fprintf(stderr, "smbdirect-client: unknown fuzz stage '%s'\n", v);
+                std::fprintf(stderr,
+                             "smbdirect-client: unknown fuzz stage '%s'\n", v);
                 return 2;
             }
-        } else if (a == "--fuzz-wait") {
+        }
+        else if (a == "--fuzz-wait") {
             fuzz.wait = std::chrono::milliseconds(number(60000));
-        } else if (a == "--quiet") {
+        }
+        else if (a == "--quiet") {
             quiet = true;
-        } else if (a == "--json") {
+        }
+        else if (a == "--json") {
             json = true;
-        } else {
-            std::fprintf(stderr, "smbdirect-client: unknown option '%s'\n", argv[i]);
+        }
+        else {
+            std::fprintf(stderr, "smbdirect-client: unknown option '%s'\n",
+                         argv[i]);
             usage(stderr);
             return 2;
         }
@@ -422,7 +503,8 @@ int main(int argc, char **argv)
     }
 
     // a per-run salt and ClientGuid, as a real client draws them
-    std::srand(unsigned(std::chrono::steady_clock::now().time_since_epoch().count()));
+    std::srand(
+        unsigned(std::chrono::steady_clock::now().time_since_epoch().count()));
     for (auto &b : opt.smb2.salt)
         b = uint8_t(std::rand());
     for (auto &b : opt.smb2.client_guid)
@@ -439,7 +521,8 @@ int main(int argc, char **argv)
         }
         RunReport r = run(opt);
         if (!r.ok || !r.io) {
-            std::fprintf(stderr, "smbdirect-client: FAILED: %s\n", r.outcome.c_str());
+            std::fprintf(stderr, "smbdirect-client: FAILED: %s\n",
+                         r.outcome.c_str());
             return 1;
         }
         print_bench(opt, r);

@@ -20,7 +20,7 @@ uint64_t mix(uint64_t z)
 }
 
 class Stream {
-public:
+  public:
     explicit Stream(uint64_t seed) : state_(seed) {}
     void next(uint8_t out[8])
     {
@@ -29,7 +29,7 @@ public:
             out[i] = uint8_t(z >> (8 * i));
     }
 
-private:
+  private:
     uint64_t state_;
 };
 

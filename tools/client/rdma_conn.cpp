@@ -24,7 +24,8 @@ Status set_nonblocking(int fd)
 {
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-        return sys_error(Errc::rdma, "cannot make an RDMA channel non-blocking");
+        return sys_error(Errc::rdma,
+                         "cannot make an RDMA channel non-blocking");
     return {};
 }
 
@@ -53,8 +54,7 @@ Result<CmEvent> RdmaConnection::wait_cm_event(rdma_cm_event_type want,
         if (auto ev = next_cm_event()) {
             if (ev->type == want)
                 return *ev;
-            std::string msg = step + " failed: " +
-                              rdma_event_str(ev->type);
+            std::string msg = step + " failed: " + rdma_event_str(ev->type);
             if (ev->type == RDMA_CM_EVENT_REJECTED)
                 msg += " (nothing listening on that port, or the driver has "
                        "no SET_PARAMS yet)";
@@ -67,7 +67,8 @@ Result<CmEvent> RdmaConnection::wait_cm_event(rdma_cm_event_type want,
         if (left.count() <= 0)
             return make_error(Errc::timeout,
                               step + ": no answer in " +
-                                  std::to_string(setup_.timeout.count()) + " ms");
+                                  std::to_string(setup_.timeout.count()) +
+                                  " ms");
         pollfd p{channel_->fd, POLLIN, 0};
         if (poll(&p, 1, int(left.count())) < 0 && errno != EINTR)
             return sys_error(Errc::rdma, "poll on the rdma_cm channel");
@@ -82,15 +83,17 @@ Status RdmaConnection::create(const std::string &addr, uint16_t port)
     int rc = getaddrinfo(addr.c_str(), service.c_str(), &hints, &ai);
     if (rc != 0)
         return make_error(Errc::invalid_argument, "cannot resolve address '" +
-                                                      addr + "': " + gai_strerror(rc));
+                                                      addr +
+                                                      "': " + gai_strerror(rc));
     sockaddr_storage dst{};
     std::memcpy(&dst, ai->ai_addr, ai->ai_addrlen);
     freeaddrinfo(ai);
 
     channel_ = rdma_create_event_channel();
     if (!channel_)
-        return sys_error(Errc::rdma, "rdma_create_event_channel (is the rdma_ucm "
-                                     "module loaded?)");
+        return sys_error(Errc::rdma,
+                         "rdma_create_event_channel (is the rdma_ucm "
+                         "module loaded?)");
     if (auto st = set_nonblocking(channel_->fd); !st)
         return st;
     if (rdma_create_id(channel_, &id_, nullptr, RDMA_PS_TCP))
@@ -106,7 +109,8 @@ Status RdmaConnection::create(const std::string &addr, uint16_t port)
         return ev.error();
     if (rdma_resolve_route(id_, ms))
         return sys_error(Errc::unreachable, "rdma_resolve_route");
-    if (auto ev = wait_cm_event(RDMA_CM_EVENT_ROUTE_RESOLVED, "resolving the route");
+    if (auto ev =
+            wait_cm_event(RDMA_CM_EVENT_ROUTE_RESOLVED, "resolving the route");
         !ev)
         return ev.error();
 
@@ -123,10 +127,10 @@ Status RdmaConnection::create(const std::string &addr, uint16_t port)
                               std::to_string(attr.max_cqe) +
                               " completions; ask for fewer receive credits");
     kernel_wc_flags_ = attr.vendor_id == rxe_vendor_id;
-    responder_resources_ = uint8_t(std::min<int>(setup_.responder_resources,
-                                                 attr.max_qp_rd_atom));
-    initiator_depth_ = uint8_t(std::min<int>(setup_.initiator_depth,
-                                             attr.max_qp_init_rd_atom));
+    responder_resources_ =
+        uint8_t(std::min<int>(setup_.responder_resources, attr.max_qp_rd_atom));
+    initiator_depth_ = uint8_t(
+        std::min<int>(setup_.initiator_depth, attr.max_qp_init_rd_atom));
 
     pd_ = ibv_alloc_pd(id_->verbs);
     if (!pd_)
@@ -254,7 +258,7 @@ Status RdmaConnection::post_memory_op(ibv_send_wr &wr)
 bool RdmaConnection::invalidated(const ibv_wc &wc) const
 {
     unsigned flag = kernel_wc_flags_ ? kernel_wc_with_invalidate
-                                    : unsigned(IBV_WC_WITH_INV);
+                                     : unsigned(IBV_WC_WITH_INV);
     return wc.wc_flags & flag;
 }
 
@@ -271,7 +275,10 @@ std::optional<CmEvent> RdmaConnection::next_cm_event()
     return out;
 }
 
-int RdmaConnection::poll_cq(ibv_wc *wc, int n) { return ibv_poll_cq(cq_, n, wc); }
+int RdmaConnection::poll_cq(ibv_wc *wc, int n)
+{
+    return ibv_poll_cq(cq_, n, wc);
+}
 
 Status RdmaConnection::rearm_cq()
 {

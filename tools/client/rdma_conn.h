@@ -19,11 +19,11 @@
 namespace smbd::client {
 
 struct RdmaSetup {
-    uint32_t recv_count = 1;   // receive buffers (and receive WRs)
+    uint32_t recv_count = 1; // receive buffers (and receive WRs)
     uint32_t recv_size = 8192;
-    uint32_t send_count = 32;  // send buffers (and send WRs in flight)
+    uint32_t send_count = 32; // send buffers (and send WRs in flight)
     uint32_t send_size = 1364;
-    uint32_t memory_ops = 64;  // send WRs for memory-window binds
+    uint32_t memory_ops = 64;         // send WRs for memory-window binds
     uint8_t responder_resources = 16; // lets the server RDMA READ from us
     // a client issues no RDMA READs: 0, as the Linux cifs client asks
     uint8_t initiator_depth = 0;
@@ -36,7 +36,7 @@ struct CmEvent {
 };
 
 class RdmaConnection {
-public:
+  public:
     // Resolve, create the QP, post receive buffer 0 (for the negotiate
     // response, which may arrive before ESTABLISHED is seen) and connect.
     static Result<std::unique_ptr<RdmaConnection>>
@@ -46,8 +46,14 @@ public:
     RdmaConnection(const RdmaConnection &) = delete;
     RdmaConnection &operator=(const RdmaConnection &) = delete;
 
-    uint8_t *recv_buf(uint32_t i) { return recv_mem_.data() + size_t(i) * setup_.recv_size; }
-    uint8_t *send_buf(uint32_t i) { return send_mem_.data() + size_t(i) * setup_.send_size; }
+    uint8_t *recv_buf(uint32_t i)
+    {
+        return recv_mem_.data() + size_t(i) * setup_.recv_size;
+    }
+    uint8_t *send_buf(uint32_t i)
+    {
+        return send_mem_.data() + size_t(i) * setup_.send_size;
+    }
     const RdmaSetup &setup() const { return setup_; }
     std::string device_name() const;
     uint8_t responder_resources() const { return responder_resources_; }
@@ -79,7 +85,7 @@ public:
 
     void disconnect();
 
-private:
+  private:
     RdmaConnection() = default;
     Status create(const std::string &addr, uint16_t port);
     Result<CmEvent> wait_cm_event(rdma_cm_event_type want,

@@ -74,8 +74,7 @@ Status RdmaIo::setup()
     // room for the largest layout: every region 64-byte aligned after a
     // guard, and a guard at the end
     stride_ = align_up(size_t{opt_.max_size} + opt_.descriptor_extra +
-                           (size_t{opt_.descriptors} + 1) *
-                               (guard_size + 64),
+                           (size_t{opt_.descriptors} + 1) * (guard_size + 64),
                        4096);
     length_ = stride_ * opt_.slots;
     void *p = mmap(nullptr, length_, PROT_READ | PROT_WRITE,
@@ -163,7 +162,8 @@ void RdmaIo::poison(uint32_t slot, uint32_t size)
 Status RdmaIo::check_untouched(uint32_t slot, uint32_t size) const
 {
     const uint8_t *base = slot_base(slot);
-    auto first_not = [](const uint8_t *p, size_t n, uint8_t v) -> std::optional<size_t> {
+    auto first_not = [](const uint8_t *p, size_t n,
+                        uint8_t v) -> std::optional<size_t> {
         for (size_t i = 0; i < n; i++)
             if (p[i] != v)
                 return i;
@@ -175,12 +175,13 @@ Status RdmaIo::check_untouched(uint32_t slot, uint32_t size) const
     for (size_t i = 0; i <= regions.size(); i++) {
         size_t end = i < regions.size() ? regions[i].offset : stride_;
         if (auto bad = first_not(base + pos, end - pos, guard_byte))
-            return io_error(Errc::mismatch,
-                            "the server wrote outside the descriptors: byte " +
-                                std::to_string(pos + *bad) + " of the slot, " +
-                                (i < regions.size()
-                                     ? "before descriptor " + std::to_string(i)
-                                     : std::string("after the last descriptor")));
+            return io_error(
+                Errc::mismatch,
+                "the server wrote outside the descriptors: byte " +
+                    std::to_string(pos + *bad) + " of the slot, " +
+                    (i < regions.size()
+                         ? "before descriptor " + std::to_string(i)
+                         : std::string("after the last descriptor")));
         if (i == regions.size())
             break;
         uint32_t n = std::min(left, regions[i].length);
@@ -191,8 +192,8 @@ Status RdmaIo::check_untouched(uint32_t slot, uint32_t size) const
                             "the server wrote past the data: byte " +
                                 std::to_string(n + *bad) + " of descriptor " +
                                 std::to_string(i) + " (" +
-                                std::to_string(regions[i].length) +
-                                " bytes, " + std::to_string(n) + " of data)");
+                                std::to_string(regions[i].length) + " bytes, " +
+                                std::to_string(n) + " of data)");
         pos = regions[i].offset + regions[i].length;
     }
     return {};
@@ -257,14 +258,15 @@ Result<std::vector<uint8_t>> RdmaIo::descriptors(uint32_t slot, uint32_t size,
     if (opt_.channel == CHANNEL_RDMA_V1_INVALIDATE) {
         if (auto st = bind(slot, regions, tokens); !st)
             return st.error();
-    } else {
+    }
+    else {
         tokens.assign(regions.size(), mr_->rkey);
     }
     std::vector<uint8_t> descs(regions.size() * SMBD_BUFFER_DESC_SIZE);
     for (size_t i = 0; i < regions.size(); i++) {
-        smbd_buffer_desc d{reinterpret_cast<uintptr_t>(slot_base(slot) +
-                                                       regions[i].offset),
-                           tokens[i], regions[i].length};
+        smbd_buffer_desc d{
+            reinterpret_cast<uintptr_t>(slot_base(slot) + regions[i].offset),
+            tokens[i], regions[i].length};
         smbd_buffer_desc_put(descs.data(), uint32_t(i), &d);
     }
     return descs;
@@ -309,7 +311,8 @@ Status RdmaIo::start(uint32_t slot, bool write, uint64_t offset, uint32_t size)
         r.remaining_bytes = size;
         r.channel_info = descs;
         pdu = build_write_request(r);
-    } else {
+    }
+    else {
         ReadRequest r;
         r.hdr = h;
         r.length = size;
@@ -322,8 +325,8 @@ Status RdmaIo::start(uint32_t slot, bool write, uint64_t offset, uint32_t size)
     if (auto st = client_.send_pdu(pdu); !st)
         return st;
     busy_[slot] = true;
-    in_flight_[next_message_id_] = {slot, write, offset, size, std::move(tokens),
-                                    windows};
+    in_flight_[next_message_id_] = {
+        slot, write, offset, size, std::move(tokens), windows};
     next_message_id_ += charge;
     return {};
 }
@@ -334,7 +337,8 @@ Result<IoCompletion> RdmaIo::finish(std::chrono::milliseconds timeout)
     if (!got)
         return got.error();
     const std::vector<uint8_t> &pdu = got->bytes;
-    uint16_t command = pdu.size() >= SMB2_HDR_SIZE ? smbd_get_le16(&pdu[12]) : 0;
+    uint16_t command =
+        pdu.size() >= SMB2_HDR_SIZE ? smbd_get_le16(&pdu[12]) : 0;
     IoCompletion c;
     uint64_t message_id = 0;
     Rule rule;
@@ -349,27 +353,30 @@ Result<IoCompletion> RdmaIo::finish(std::chrono::milliseconds timeout)
                             "a READ over RDMA was answered with " +
                                 std::to_string(r.data_length) +
                                 " bytes inline (DataLength must be 0)");
-    } else if (command == SMB2_WRITE) {
+    }
+    else if (command == SMB2_WRITE) {
         WriteResponse r;
         rule = parse_write_response(pdu, r);
         c.status = r.hdr.status;
         c.bytes = r.count;
         message_id = r.hdr.message_id;
-    } else {
+    }
+    else {
         return io_error(Errc::protocol,
                         "expected a READ or WRITE response, got a " +
-                            std::to_string(pdu.size()) + "-byte PDU of command " +
-                            std::to_string(command));
+                            std::to_string(pdu.size()) +
+                            "-byte PDU of command " + std::to_string(command));
     }
     if (rule != Rule::ok)
-        return io_error(Errc::protocol, std::string("invalid ") +
-                                            (command == SMB2_READ ? "READ" : "WRITE") +
-                                            " response: " + rule_text(rule));
+        return io_error(Errc::protocol,
+                        std::string("invalid ") +
+                            (command == SMB2_READ ? "READ" : "WRITE") +
+                            " response: " + rule_text(rule));
     auto it = in_flight_.find(message_id);
     if (it == in_flight_.end() || it->second.write != (command == SMB2_WRITE))
         return io_error(Errc::protocol,
-                        "a response to MessageId " + std::to_string(message_id) +
-                            ", which is no " +
+                        "a response to MessageId " +
+                            std::to_string(message_id) + ", which is no " +
                             (command == SMB2_READ ? "READ" : "WRITE") +
                             " in flight");
     Pending p = std::move(it->second);
@@ -410,11 +417,13 @@ Result<IoCompletion> RdmaIo::finish(std::chrono::milliseconds timeout)
                                 hex32(*c.invalidated) +
                                 ", not the first descriptor's token " +
                                 hex32(c.first_token));
-    } else if (c.invalidated) {
-        return io_error(Errc::protocol,
-                        "the response to " + what + " invalidated rkey " +
-                            hex32(*c.invalidated) + " though its channel asks "
-                                                    "for no invalidation");
+    }
+    else if (c.invalidated) {
+        return io_error(Errc::protocol, "the response to " + what +
+                                            " invalidated rkey " +
+                                            hex32(*c.invalidated) +
+                                            " though its channel asks "
+                                            "for no invalidation");
     }
     return c;
 }

@@ -27,12 +27,12 @@ struct ibv_mw;
 namespace smbd::client {
 
 struct IoOptions {
-    uint16_t dialect = SMB2_DIALECT_311;	// of the connection
+    uint16_t dialect = SMB2_DIALECT_311; // of the connection
     uint32_t channel = smb2rw::CHANNEL_RDMA_V1_INVALIDATE;
-    uint32_t descriptors = 1;		// per transfer
-    uint32_t descriptor_extra = 0;	// bytes described beyond the data
-    uint32_t slots = 1;			// transfers in flight at most
-    uint32_t max_size = 1u << 20;	// bytes of the largest transfer
+    uint32_t descriptors = 1;      // per transfer
+    uint32_t descriptor_extra = 0; // bytes described beyond the data
+    uint32_t slots = 1;            // transfers in flight at most
+    uint32_t max_size = 1u << 20;  // bytes of the largest transfer
     uint64_t first_message_id = 2;
     smb2rw::FileId file_id{};
 };
@@ -42,15 +42,15 @@ struct IoCompletion {
     uint32_t slot = 0;
     bool write = false;
     uint64_t offset = 0;
-    uint32_t size = 0;			// asked for
-    uint32_t status = 0;		// of the response
-    uint32_t bytes = 0;			// WRITE: Count; READ: DataRemaining
-    uint32_t first_token = 0;		// of the request's descriptors
+    uint32_t size = 0;                   // asked for
+    uint32_t status = 0;                 // of the response
+    uint32_t bytes = 0;                  // WRITE: Count; READ: DataRemaining
+    uint32_t first_token = 0;            // of the request's descriptors
     std::optional<uint32_t> invalidated; // by the response's receive
 };
 
 class RdmaIo {
-public:
+  public:
     // Registers slots x (max_size + extra) bytes of memory on @client's
     // protection domain, which it holds (Client::hold_domain) until this
     // object goes; @client must outlive it.
@@ -90,9 +90,9 @@ public:
     // their slot is free again.
     Result<IoCompletion> finish(std::chrono::milliseconds timeout);
 
-private:
+  private:
     struct Region {
-        size_t offset;	// in the slot
+        size_t offset; // in the slot
         uint32_t length;
     };
     struct Pending {
@@ -124,7 +124,7 @@ private:
     // type-2 windows per slot and descriptor; null until needed
     std::vector<std::vector<ibv_mw *>> windows_;
     std::vector<bool> busy_;
-    std::map<uint64_t, Pending> in_flight_;	// by MessageId
+    std::map<uint64_t, Pending> in_flight_; // by MessageId
     uint64_t next_message_id_;
 };
 

@@ -32,7 +32,7 @@ std::string guid_text(const std::array<uint8_t, 16> &g)
 }
 
 class Runner {
-public:
+  public:
     Runner(const RunOptions &opt,
            const std::function<void(const std::string &)> &progress)
         : opt_(opt), progress_(progress), info_(hostile_info(opt.hostile))
@@ -50,11 +50,12 @@ public:
             c_->close();
             r_.observed = c_->observed();
         }
-        r_.elapsed = std::chrono::duration_cast<milliseconds>(Client::Clock::now() - start);
+        r_.elapsed = std::chrono::duration_cast<milliseconds>(
+            Client::Clock::now() - start);
         return r_;
     }
 
-private:
+  private:
     bool hostile(Hostile h) const { return opt_.hostile == h; }
 
     void step(const std::string &line)
@@ -81,11 +82,13 @@ private:
         std::string reason = "SMBD_REASON_" + std::string(info_.reason_name);
         auto t0 = Client::Clock::now();
         auto st = c_->wait_peer_disconnect(opt_.wait, process_completions);
-        auto ms = std::chrono::duration_cast<milliseconds>(Client::Clock::now() - t0);
+        auto ms =
+            std::chrono::duration_cast<milliseconds>(Client::Clock::now() - t0);
         if (st)
-            finish(true, "the server disconnected " + std::to_string(ms.count()) +
-                             " ms later, as expected (the driver should record " +
-                             reason + ")");
+            finish(true,
+                   "the server disconnected " + std::to_string(ms.count()) +
+                       " ms later, as expected (the driver should record " +
+                       reason + ")");
         else
             finish(false, "expected the server to disconnect (" + reason +
                               "): " + st.error().message);
@@ -98,8 +101,9 @@ private:
             return fail("connect", c.error());
         c_ = std::move(*c);
         r_.device = c_->device_name();
-        step("connected to " + opt_.addr + " port " + std::to_string(opt_.port) +
-             " over " + r_.device + " (responder_resources " +
+        step("connected to " + opt_.addr + " port " +
+             std::to_string(opt_.port) + " over " + r_.device +
+             " (responder_resources " +
              std::to_string(c_->responder_resources()) + ", initiator_depth " +
              std::to_string(c_->initiator_depth()) + ")");
         if (opt_.hostile != Hostile::none)
@@ -131,10 +135,11 @@ private:
         bool bench_mode = opt_.io == IoMode::bench;
         uint32_t size = bench_mode ? opt_.bench.size : opt_.write_read.size;
         if (size > r_.smbd.max_read_write_size)
-            return finish(false, "transfers of " + std::to_string(size) +
-                                     " bytes are above the server's "
-                                     "MaxReadWriteSize " +
-                                     std::to_string(r_.smbd.max_read_write_size));
+            return finish(false,
+                          "transfers of " + std::to_string(size) +
+                              " bytes are above the server's "
+                              "MaxReadWriteSize " +
+                              std::to_string(r_.smbd.max_read_write_size));
         IoOptions o;
         o.dialect = r_.smb2->dialect;
         o.channel = opt_.channel.value_or(
@@ -156,16 +161,16 @@ private:
                                   : "RDMA_V1 (the MR's rkey)";
         step("memory registered for " + std::to_string(o.slots) + " transfer" +
              (o.slots > 1 ? "s" : "") + " of up to " + std::to_string(size) +
-             " bytes; channel " + channel + ", " + std::to_string(o.descriptors) +
-             " descriptor(s)" +
-             (o.descriptor_extra ? " describing " +
-                                       std::to_string(o.descriptor_extra) +
-                                       " bytes more than the data"
-                                 : ""));
+             " bytes; channel " + channel + ", " +
+             std::to_string(o.descriptors) + " descriptor(s)" +
+             (o.descriptor_extra
+                  ? " describing " + std::to_string(o.descriptor_extra) +
+                        " bytes more than the data"
+                  : ""));
         IoReport report;
         Status st = bench_mode
-                        ? bench(**io, opt_.file, opt_.bench, opt_.connect.timeout,
-                                report)
+                        ? bench(**io, opt_.file, opt_.bench,
+                                opt_.connect.timeout, report)
                         : write_read(**io, opt_.file, opt_.write_read,
                                      opt_.connect.timeout, report, progress_);
         r_.io = report;
@@ -216,15 +221,17 @@ private:
         const Observed &o = c_->observed();
 
         if (hostile(Hostile::negotiate_version)) {
-            bool failure_response = !st &&
-                                    st.error().code == make_error_code(Errc::negotiate_rejected) &&
-                                    o.negotiate_status == SMBD_STATUS_NOT_SUPPORTED &&
-                                    o.negotiate_response_length == SMBD_NEGOTIATE_RESP_SIZE;
+            bool failure_response =
+                !st &&
+                st.error().code == make_error_code(Errc::negotiate_rejected) &&
+                o.negotiate_status == SMBD_STATUS_NOT_SUPPORTED &&
+                o.negotiate_response_length == SMBD_NEGOTIATE_RESP_SIZE;
             if (!failure_response) {
-                finish(false, "expected a 32-byte negotiate response with Status "
-                              "0xc00000bb, got: " +
-                                  (st ? std::string("a successful negotiate")
-                                      : st.error().message));
+                finish(false,
+                       "expected a 32-byte negotiate response with Status "
+                       "0xc00000bb, got: " +
+                           (st ? std::string("a successful negotiate")
+                               : st.error().message));
                 return false;
             }
             step("negotiate refused as expected: " + st.error().message);
@@ -234,12 +241,14 @@ private:
         if (opt_.hostile >= Hostile::negotiate_short &&
             opt_.hostile <= Hostile::negotiate_small_fragmented) {
             if (st) {
-                finish(false, "the server accepted an invalid negotiate request");
+                finish(false,
+                       "the server accepted an invalid negotiate request");
                 return false;
             }
             if (o.negotiate_response_length) {
-                finish(false, "the server answered an invalid negotiate request "
-                              "instead of disconnecting");
+                finish(false,
+                       "the server answered an invalid negotiate request "
+                       "instead of disconnecting");
                 return false;
             }
             expect_disconnect();
@@ -254,15 +263,17 @@ private:
         r_.params = c_->params();
         const auto &s = r_.smbd;
         const auto &p = r_.params;
-        step("SMB Direct negotiated: server grants " + std::to_string(s.credits_granted) +
-             " credits and asks for " + std::to_string(s.credits_requested) +
-             "; MaxReadWriteSize " + std::to_string(s.max_read_write_size) +
-             ", server PreferredSendSize " + std::to_string(s.preferred_send_size) +
-             ", MaxReceiveSize " + std::to_string(s.max_receive_size) +
-             ", MaxFragmentedSize " + std::to_string(s.max_fragmented_size) +
-             "; we send up to " + std::to_string(p.max_send_size) +
-             " bytes per message and post " + std::to_string(p.receive_credit_target) +
-             " receives of " + std::to_string(p.max_receive_size));
+        step("SMB Direct negotiated: server grants " +
+             std::to_string(s.credits_granted) + " credits and asks for " +
+             std::to_string(s.credits_requested) + "; MaxReadWriteSize " +
+             std::to_string(s.max_read_write_size) +
+             ", server PreferredSendSize " +
+             std::to_string(s.preferred_send_size) + ", MaxReceiveSize " +
+             std::to_string(s.max_receive_size) + ", MaxFragmentedSize " +
+             std::to_string(s.max_fragmented_size) + "; we send up to " +
+             std::to_string(p.max_send_size) + " bytes per message and post " +
+             std::to_string(p.receive_credit_target) + " receives of " +
+             std::to_string(p.max_receive_size));
         return true;
     }
 
@@ -276,7 +287,8 @@ private:
         h.credits_requested = opt_.connect.send_credit_target;
         h.data_length = uint32_t(pdu->size());
         smbd_data_build(&h, msg.data());
-        std::copy(pdu->begin(), pdu->end(), msg.begin() + SMBD_DATA_PAYLOAD_OFFSET);
+        std::copy(pdu->begin(), pdu->end(),
+                  msg.begin() + SMBD_DATA_PAYLOAD_OFFSET);
         switch (opt_.hostile) {
         case Hostile::offset_past_buffer:
             smbd_put_le32(&msg[16], h.data_length + 64);
@@ -288,7 +300,8 @@ private:
             smbd_put_le16(&msg[0], 0);
             break;
         case Hostile::remaining_over_limit:
-            smbd_put_le32(&msg[8], r_.smbd.max_fragmented_size - h.data_length + 1);
+            smbd_put_le32(&msg[8],
+                          r_.smbd.max_fragmented_size - h.data_length + 1);
             break;
         default:
             break;
@@ -325,9 +338,11 @@ private:
             uint8_t msg[SMBD_DATA_PAYLOAD_OFFSET];
             size_t len = smbd_data_build(&h, msg);
             for (uint32_t i = 0; i < n; i++) {
-                if (auto st = c_->send_raw_message(std::span<const uint8_t>(msg, len));
+                if (auto st = c_->send_raw_message(
+                        std::span<const uint8_t>(msg, len));
                     !st) {
-                    fail("sending empty message " + std::to_string(i + 1), st.error());
+                    fail("sending empty message " + std::to_string(i + 1),
+                         st.error());
                     return false;
                 }
             }
@@ -366,7 +381,8 @@ private:
             pdu.resize(256 << 10);
             // the server may cut it off at its first fragment
             if (auto st = c_->send_pdu(pdu);
-                !st && st.error().code != make_error_code(Errc::peer_disconnected)) {
+                !st &&
+                st.error().code != make_error_code(Errc::peer_disconnected)) {
                 fail("sending the oversized NEGOTIATE", st.error());
                 return false;
             }
@@ -406,7 +422,8 @@ private:
             EchoSpec e = echo(i);
             e.session_id = opt_.bind ? opt_.bind_session : 0;
             if (!got)
-                return fail("echo of PDU " + std::to_string(i + 1), got.error());
+                return fail("echo of PDU " + std::to_string(i + 1),
+                            got.error());
             if (auto st = verify_echo(e, *got); !st)
                 return finish(false, st.error().message);
             r_.pdus_verified++;
@@ -424,17 +441,18 @@ private:
             return false;
         }
         const auto &n = *resp;
-        std::string line = "SMB2 NEGOTIATE: dialect " + dialect_text(n.dialect) +
-                           ", ServerGuid " + guid_text(n.server_guid) +
-                           ", capabilities " + hex(n.capabilities, 8) +
-                           ", security mode " + hex(n.security_mode, 4) +
-                           ", MaxRead " + std::to_string(n.max_read_size) +
-                           ", MaxWrite " + std::to_string(n.max_write_size) +
-                           ", security blob " + std::to_string(n.security_blob.size()) +
-                           " bytes";
+        std::string line =
+            "SMB2 NEGOTIATE: dialect " + dialect_text(n.dialect) +
+            ", ServerGuid " + guid_text(n.server_guid) + ", capabilities " +
+            hex(n.capabilities, 8) + ", security mode " +
+            hex(n.security_mode, 4) + ", MaxRead " +
+            std::to_string(n.max_read_size) + ", MaxWrite " +
+            std::to_string(n.max_write_size) + ", security blob " +
+            std::to_string(n.security_blob.size()) + " bytes";
         if (n.dialect == SMB2_DIALECT_311) {
-            line += "; contexts: preauth " + hex(n.preauth_hash.value_or(0), 4) +
-                    " with a " + std::to_string(n.preauth_salt.size()) + "-byte salt";
+            line += "; contexts: preauth " +
+                    hex(n.preauth_hash.value_or(0), 4) + " with a " +
+                    std::to_string(n.preauth_salt.size()) + "-byte salt";
             if (n.cipher)
                 line += ", cipher " + hex(*n.cipher, 4);
             if (n.signing_algorithm)
@@ -442,9 +460,11 @@ private:
             if (n.posix)
                 line += ", POSIX";
         }
-        step(line + " (request " + std::to_string(c_->smb2_negotiate_request_bytes().size()) +
+        step(line + " (request " +
+             std::to_string(c_->smb2_negotiate_request_bytes().size()) +
              " bytes, response " +
-             std::to_string(c_->smb2_negotiate_response_bytes().size()) + " bytes)");
+             std::to_string(c_->smb2_negotiate_response_bytes().size()) +
+             " bytes)");
         r_.smb2 = n;
         return true;
     }
@@ -462,14 +482,16 @@ private:
                 std::string::npos) {
             step(resp.error().message + ", as expected");
             auto st = c_->wait_peer_disconnect(opt_.wait, true);
-            finish(bool(st), st ? "refused with " + nt_status_text(*opt_.expect_status) +
-                                      ", then the server disconnected, as expected"
-                                : "expected the server to disconnect: " +
-                                      st.error().message);
+            finish(bool(st),
+                   st ? "refused with " + nt_status_text(*opt_.expect_status) +
+                            ", then the server disconnected, as expected"
+                      : "expected the server to disconnect: " +
+                            st.error().message);
             return false;
         }
         if (!resp) {
-            fail(opt_.bind ? "binding SESSION_SETUP" : "SESSION_SETUP", resp.error());
+            fail(opt_.bind ? "binding SESSION_SETUP" : "SESSION_SETUP",
+                 resp.error());
             return false;
         }
         if (opt_.expect_status) {
@@ -542,9 +564,11 @@ private:
     {
         for (uint32_t i = 0; i < opt_.pdus; i++)
             if (auto st = c_->send_pdu(build_echo_pdu(echo(i))); !st)
-                return fail("flooding PDU " + std::to_string(i + 1), st.error());
+                return fail("flooding PDU " + std::to_string(i + 1),
+                            st.error());
         step("sent " + std::to_string(opt_.pdus) + " PDUs back to back (" +
-             std::to_string(c_->observed().credit_waits) + " waited for credits)");
+             std::to_string(c_->observed().credit_waits) +
+             " waited for credits)");
         for (uint32_t i = 0; i < opt_.pdus; i++)
             if (!verify(i, c_->recv_pdu(opt_.connect.timeout)))
                 return;
@@ -556,7 +580,8 @@ private:
     // its next answer cannot be sent and it must give up.
     void never_grant()
     {
-        uint32_t n = std::max<uint32_t>(opt_.pdus, r_.params.receive_credit_target + 2);
+        uint32_t n =
+            std::max<uint32_t>(opt_.pdus, r_.params.receive_credit_target + 2);
         for (uint32_t i = 0; i < n; i++) {
             auto st = c_->send_pdu(build_echo_pdu(echo(i)));
             if (st) {
@@ -585,10 +610,11 @@ private:
         if (auto st = c_->send_pdu_fragments(build_echo_pdu(spec), sent); !st)
             return fail("sending the first fragments", st.error());
         c_->close();
-        finish(true, "sent " + std::to_string(sent) + " of " + std::to_string(count) +
-                         " fragments of a " + std::to_string(size) +
-                         "-byte PDU, then disconnected (the driver should record "
-                         "SMBD_REASON_PEER and drop the partial PDU)");
+        finish(true,
+               "sent " + std::to_string(sent) + " of " + std::to_string(count) +
+                   " fragments of a " + std::to_string(size) +
+                   "-byte PDU, then disconnected (the driver should record "
+                   "SMBD_REASON_PEER and drop the partial PDU)");
     }
 
     const RunOptions &opt_;

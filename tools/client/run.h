@@ -26,10 +26,10 @@ struct RunOptions {
     uint16_t port = 5445;
     ConnectOptions connect;
     Smb2NegotiateOptions smb2;
-    bool bind = false;              // binding SESSION_SETUP for bind_session
+    bool bind = false; // binding SESSION_SETUP for bind_session
     uint64_t bind_session = 0;
-    uint32_t pdus = 1;              // echoed PDUs after SESSION_SETUP
-    uint32_t size = 4096;           // bytes per PDU, SMB2 header included
+    uint32_t pdus = 1;    // echoed PDUs after SESSION_SETUP
+    uint32_t size = 4096; // bytes per PDU, SMB2 header included
     Hostile hostile = Hostile::none;
     // SESSION_SETUP is expected to fail with this status, then the server
     // to disconnect (a binding to a session nobody registered)
@@ -53,7 +53,7 @@ struct RunReport {
     std::vector<std::string> steps; // each step on the way
     Hostile hostile = Hostile::none;
     bool smbd_negotiated = false;
-    smbd_negotiate_resp smbd{};     // the server's negotiate response
+    smbd_negotiate_resp smbd{}; // the server's negotiate response
     smbd_conn_params params{};
     std::optional<Smb2NegotiateResponse> smb2;
     uint64_t session_id = 0;

@@ -29,9 +29,15 @@ std::string hex32(uint32_t v)
 // Little-endian appender for building messages field by field.
 struct Writer {
     std::vector<uint8_t> &b;
-    void le16(uint16_t v) { b.push_back(uint8_t(v)), b.push_back(uint8_t(v >> 8)); }
+    void le16(uint16_t v)
+    {
+        b.push_back(uint8_t(v)), b.push_back(uint8_t(v >> 8));
+    }
     void le32(uint32_t v) { le16(uint16_t(v)), le16(uint16_t(v >> 16)); }
-    void raw(std::span<const uint8_t> s) { b.insert(b.end(), s.begin(), s.end()); }
+    void raw(std::span<const uint8_t> s)
+    {
+        b.insert(b.end(), s.begin(), s.end());
+    }
     void pad8() { b.resize(align8(b.size()), 0); }
 };
 
@@ -75,7 +81,8 @@ Status parse_response_contexts(std::span<const uint8_t> pdu, uint32_t offset,
                                Smb2NegotiateResponse &r)
 {
     if (offset % 8 != 0 || offset > pdu.size())
-        return protocol_error("NegotiateContextOffset " + std::to_string(offset) +
+        return protocol_error("NegotiateContextOffset " +
+                              std::to_string(offset) +
                               " is unaligned or past the " +
                               std::to_string(pdu.size()) + "-byte response");
     size_t pos = offset;
@@ -138,26 +145,42 @@ std::string nt_status_text(uint32_t status)
 {
     const char *name = nullptr;
     switch (status) {
-    case NT_STATUS_SUCCESS: name = "STATUS_SUCCESS"; break;
-    case NT_STATUS_MORE_PROCESSING_REQUIRED: name = "STATUS_MORE_PROCESSING_REQUIRED"; break;
-    case NT_STATUS_INVALID_PARAMETER: name = "STATUS_INVALID_PARAMETER"; break;
-    case NT_STATUS_NOT_SUPPORTED: name = "STATUS_NOT_SUPPORTED"; break;
-    case NT_STATUS_USER_SESSION_DELETED: name = "STATUS_USER_SESSION_DELETED"; break;
+    case NT_STATUS_SUCCESS:
+        name = "STATUS_SUCCESS";
+        break;
+    case NT_STATUS_MORE_PROCESSING_REQUIRED:
+        name = "STATUS_MORE_PROCESSING_REQUIRED";
+        break;
+    case NT_STATUS_INVALID_PARAMETER:
+        name = "STATUS_INVALID_PARAMETER";
+        break;
+    case NT_STATUS_NOT_SUPPORTED:
+        name = "STATUS_NOT_SUPPORTED";
+        break;
+    case NT_STATUS_USER_SESSION_DELETED:
+        name = "STATUS_USER_SESSION_DELETED";
+        break;
     case NT_STATUS_SMB_NO_PREAUTH_INTEGRITY_HASH_OVERLAP:
         name = "STATUS_SMB_NO_PREAUTH_INTEGRITY_HASH_OVERLAP";
         break;
     }
-    return name ? std::string(name) + " (" + hex32(status) + ")" : hex32(status);
+    return name ? std::string(name) + " (" + hex32(status) + ")"
+                : hex32(status);
 }
 
 std::string dialect_text(uint16_t d)
 {
     switch (d) {
-    case SMB2_DIALECT_202: return "2.0.2";
-    case SMB2_DIALECT_210: return "2.1";
-    case SMB2_DIALECT_300: return "3.0";
-    case SMB2_DIALECT_302: return "3.0.2";
-    case SMB2_DIALECT_311: return "3.1.1";
+    case SMB2_DIALECT_202:
+        return "2.0.2";
+    case SMB2_DIALECT_210:
+        return "2.1";
+    case SMB2_DIALECT_300:
+        return "3.0";
+    case SMB2_DIALECT_302:
+        return "3.0.2";
+    case SMB2_DIALECT_311:
+        return "3.1.1";
     }
     char buf[8];
     std::snprintf(buf, sizeof(buf), "%04x", d);
@@ -290,7 +313,8 @@ parse_smb2_negotiate_response(std::span<const uint8_t> pdu)
                               nt_status_text(hdr->status));
     if (pdu.size() < SMB2_HDR_SIZE + NEG_RESP_BODY_SIZE)
         return protocol_error("NEGOTIATE response of " +
-                              std::to_string(pdu.size()) + " bytes is truncated");
+                              std::to_string(pdu.size()) +
+                              " bytes is truncated");
     const uint8_t *body = &pdu[SMB2_HDR_SIZE];
     if (smbd_get_le16(body) != NEG_RESP_BODY_SIZE + 1)
         return protocol_error("NEGOTIATE response StructureSize is not 65");
@@ -312,9 +336,10 @@ parse_smb2_negotiate_response(std::span<const uint8_t> pdu)
     if (blob_len) {
         if (blob_off < SMB2_HDR_SIZE + NEG_RESP_BODY_SIZE ||
             size_t(blob_off) + blob_len > pdu.size())
-            return protocol_error("NEGOTIATE response security buffer (offset " +
-                                  std::to_string(blob_off) + ", length " +
-                                  std::to_string(blob_len) + ") is out of range");
+            return protocol_error(
+                "NEGOTIATE response security buffer (offset " +
+                std::to_string(blob_off) + ", length " +
+                std::to_string(blob_len) + ") is out of range");
         r.security_blob.assign(&pdu[blob_off], &pdu[blob_off] + blob_len);
     }
     if (r.dialect != SMB2_DIALECT_311) {
@@ -378,8 +403,9 @@ parse_smb2_session_setup_response(std::span<const uint8_t> pdu)
     if (!hdr)
         return hdr.error();
     if (hdr->command != SMB2_SESSION_SETUP)
-        return protocol_error("expected a SESSION_SETUP response, got command " +
-                              std::to_string(hdr->command));
+        return protocol_error(
+            "expected a SESSION_SETUP response, got command " +
+            std::to_string(hdr->command));
     if (hdr->status != NT_STATUS_SUCCESS &&
         hdr->status != NT_STATUS_MORE_PROCESSING_REQUIRED)
         return make_error(Errc::smb2_status,
@@ -387,7 +413,8 @@ parse_smb2_session_setup_response(std::span<const uint8_t> pdu)
                               nt_status_text(hdr->status));
     if (pdu.size() < SMB2_HDR_SIZE + SESSION_SETUP_RESP_FIXED_SIZE)
         return protocol_error("SESSION_SETUP response of " +
-                              std::to_string(pdu.size()) + " bytes is truncated");
+                              std::to_string(pdu.size()) +
+                              " bytes is truncated");
     const uint8_t *body = &pdu[SMB2_HDR_SIZE];
     if (smbd_get_le16(body) != SESSION_SETUP_RESP_FIXED_SIZE + 1)
         return protocol_error("SESSION_SETUP response StructureSize is not 9");
@@ -433,8 +460,7 @@ std::vector<uint8_t> build_echo_pdu(const EchoSpec &spec)
 {
     std::vector<uint8_t> b(echo_size(spec));
     put_echo_header(spec, b.size(), b.data());
-    fill_pattern(spec.message_id,
-                 std::span<uint8_t>(b).subspan(SMB2_HDR_SIZE));
+    fill_pattern(spec.message_id, std::span<uint8_t>(b).subspan(SMB2_HDR_SIZE));
     return b;
 }
 
@@ -443,8 +469,9 @@ Status verify_echo(const EchoSpec &spec, std::span<const uint8_t> got)
     size_t size = echo_size(spec);
     std::string id = "echo of MessageId " + std::to_string(spec.message_id);
     if (got.size() != size)
-        return make_error(Errc::mismatch, id + ": " + std::to_string(got.size()) +
-                                              " bytes, sent " + std::to_string(size));
+        return make_error(Errc::mismatch,
+                          id + ": " + std::to_string(got.size()) +
+                              " bytes, sent " + std::to_string(size));
 
     uint8_t want[SMB2_HDR_SIZE];
     put_echo_header(spec, size, want);
@@ -456,8 +483,8 @@ Status verify_echo(const EchoSpec &spec, std::span<const uint8_t> got)
         if (got[i] != want[i])
             bad = i;
     if (!bad) {
-        if (auto off = pattern_mismatch(spec.message_id,
-                                        got.subspan(SMB2_HDR_SIZE)))
+        if (auto off =
+                pattern_mismatch(spec.message_id, got.subspan(SMB2_HDR_SIZE)))
             bad = SMB2_HDR_SIZE + *off;
     }
     if (!bad)

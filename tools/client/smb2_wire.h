@@ -55,10 +55,9 @@ struct Smb2NegotiateOptions {
     std::array<uint8_t, 16> client_guid{};
     // 3.1.1 contexts; an empty list leaves its context out
     std::array<uint8_t, SMB2_PREAUTH_SALT_SIZE> salt{};
-    std::vector<uint16_t> ciphers{SMB2_ENCRYPTION_AES128_GCM,
-                                  SMB2_ENCRYPTION_AES128_CCM,
-                                  SMB2_ENCRYPTION_AES256_GCM,
-                                  SMB2_ENCRYPTION_AES256_CCM};
+    std::vector<uint16_t> ciphers{
+        SMB2_ENCRYPTION_AES128_GCM, SMB2_ENCRYPTION_AES128_CCM,
+        SMB2_ENCRYPTION_AES256_GCM, SMB2_ENCRYPTION_AES256_CCM};
     std::vector<uint16_t> signing_algorithms{SMB2_SIGNING_AES128_GMAC,
                                              SMB2_SIGNING_AES128_CMAC,
                                              SMB2_SIGNING_HMAC_SHA256};
@@ -125,7 +124,7 @@ parse_smb2_session_setup_response(std::span<const uint8_t> pdu);
 struct EchoSpec {
     uint64_t message_id = 0;
     uint64_t session_id = 0;
-    uint32_t size = SMB2_HDR_SIZE;  // whole PDU, header included
+    uint32_t size = SMB2_HDR_SIZE; // whole PDU, header included
 };
 
 std::vector<uint8_t> build_echo_pdu(const EchoSpec &spec);

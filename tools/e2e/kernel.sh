@@ -14,25 +14,16 @@ debug) name=debug-kernel
 	configs="$here/kernel.config $here/kernel-debug.config" ;;
 *) echo "usage: $0 [debug]" >&2; exit 2 ;;
 esac
-as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+. "$here/../lib.sh"
 
-need="linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio rsync kmod xz-utils"
-todo=$(for p in $need; do
-	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || echo "$p"
-done)
-if [ -n "$todo" ]; then
-	echo "e2e kernel: installing $(echo $todo)" >&2
-	export DEBIAN_FRONTEND=noninteractive
-	as_root apt-get update -qq
-	# shellcheck disable=SC2086 # the package list is split on purpose
-	as_root apt-get install -y -qq --no-install-recommends $todo >/dev/null
-fi
+need_packages "e2e kernel" linux-source-6.1 bc bison flex libelf-dev \
+	libssl-dev cpio rsync kmod xz-utils
 
 version=$(dpkg-query -W -f='${Version}' linux-source-6.1)
 # shellcheck disable=SC2086 # two paths without spaces
 key=$( (echo "$version"; cat $configs;
 	cat "$here"/kernel-patches/*.patch 2>/dev/null) | sha256sum | cut -c1-16)
-cache="${SMBD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect}/$name/${version}_$key"
+cache="$(cache_root)/$name/${version}_$key"
 if [ -f "$cache/.complete" ]; then
 	echo "$cache"
 	exit 0

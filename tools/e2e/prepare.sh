@@ -8,18 +8,12 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 build=${SMBD_BUILD:-$repo/build}
-as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+. "$repo/tools/lib.sh"
 
-if ! dpkg-query -W -f='${Status}\n' cifs-utils 2>/dev/null |
-	grep -q '^install ok installed$'; then
-	echo "e2e: installing cifs-utils" >&2
-	export DEBIAN_FRONTEND=noninteractive
-	as_root apt-get update -qq
-	as_root apt-get install -y -qq --no-install-recommends cifs-utils >/dev/null
-fi
+need_packages e2e cifs-utils
 
 "$here/ksmbd-tools.sh" >&2
 kernel=$("$here/kernel.sh" ${1:-})
 samba=$("$repo/samba-patches/build.sh")
-driver=$("$here/driver.sh" "$kernel" "$build/${1:-e2e}/driver")
+driver=$("$repo/tools/build-driver.sh" "$kernel/build" "$build/${1:-e2e}/driver")
 printf '%s\n%s\n%s\n' "$kernel" "$samba" "$driver"

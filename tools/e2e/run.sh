@@ -11,7 +11,8 @@ paths=$("$here/prepare.sh" ${SMBD_E2E_KERNEL:-})
 kernel=$(echo "$paths" | sed -n 1p)
 samba=$(echo "$paths" | sed -n 2p)
 driver=$(echo "$paths" | sed -n 3p)
-SMBD_VM_KERNEL=$kernel SMBD_VM_DRIVER=$driver \
+# SMBD_E2E_DRIVER=none: the scenario loads the module itself
+SMBD_VM_KERNEL=$kernel SMBD_VM_DRIVER=${SMBD_E2E_DRIVER:-$driver} \
 	SMBD_VM_ARGS="smbd.samba=$samba ${SMBD_E2E_ARGS:-}" \
 	SMBD_VM_TIMEOUT=${SMBD_VM_TIMEOUT:-1800} SMBD_VM_MEM=3072 \
 	"$repo/tools/vm/run.sh" "${1:-tests/e2e/guest.sh}"

@@ -37,7 +37,7 @@ std::optional<uint32_t> invalidate_token(uint32_t channel, uint16_t dialect,
     return d.token;
 }
 
-Decision refuse(const smb2_hdr &hdr, uint32_t status, std::string why,
+Decision refuse(const smb2_hdr &hdr, uint32_t status, const std::string &why,
                 std::optional<uint32_t> invalidate)
 {
     Decision d;
@@ -53,9 +53,9 @@ std::optional<uint64_t> descriptors_total(std::span<const uint8_t> info,
 {
     uint32_t count = 0;
     uint64_t total = 0;
-    smbd_proto_error err = smbd_buffer_desc_validate(
-        info.data(), info.size(), l.max_descriptors, UINT32_MAX, &count,
-        &total);
+    smbd_proto_error err =
+        smbd_buffer_desc_validate(info.data(), info.size(), l.max_descriptors,
+                                  UINT32_MAX, &count, &total);
     if (err != SMBD_E_OK) {
         why = std::string("buffer descriptors: ") + smbd_proto_error_text(err);
         return std::nullopt;
@@ -66,9 +66,12 @@ std::optional<uint64_t> descriptors_total(std::span<const uint8_t> info,
 const char *channel_name(uint32_t channel)
 {
     switch (channel) {
-    case CHANNEL_NONE: return "inline";
-    case CHANNEL_RDMA_V1: return "RDMA_V1";
-    case CHANNEL_RDMA_V1_INVALIDATE: return "RDMA_V1_INVALIDATE";
+    case CHANNEL_NONE:
+        return "inline";
+    case CHANNEL_RDMA_V1:
+        return "RDMA_V1";
+    case CHANNEL_RDMA_V1_INVALIDATE:
+        return "RDMA_V1_INVALIDATE";
     }
     return "?";
 }
@@ -101,10 +104,10 @@ Decision FileServer::read(std::span<const uint8_t> pdu, uint16_t dialect)
     if (rule != Rule::ok)
         return refuse(r.hdr, NT_STATUS_INVALID_PARAMETER, rule_text(rule), inv);
     if (r.length > limits_.max_io)
-        return refuse(r.hdr, NT_STATUS_INVALID_PARAMETER,
-                      format("READ of %u bytes, above %u", r.length,
-                             limits_.max_io),
-                      inv);
+        return refuse(
+            r.hdr, NT_STATUS_INVALID_PARAMETER,
+            format("READ of %u bytes, above %u", r.length, limits_.max_io),
+            inv);
     Decision d;
     d.invalidate = inv;
     if (r.length == 0) {
@@ -138,10 +141,14 @@ Decision FileServer::read(std::span<const uint8_t> pdu, uint16_t dialect)
     if (!is_rdma(r.channel)) {
         std::vector<uint8_t> data(bytes);
         store_.read(r.offset, data);
-        d.response = build_read_response(r.hdr, credit_response(r.hdr), 0, data);
+        d.response =
+            build_read_response(r.hdr, credit_response(r.hdr), 0, data);
         return d;
     }
-    d.transfer = Transfer{r.hdr, false, r.offset, bytes,
+    d.transfer = Transfer{r.hdr,
+                          false,
+                          r.offset,
+                          bytes,
                           {r.channel_info.begin(), r.channel_info.end()}};
     return d;
 }
@@ -155,10 +162,9 @@ Decision FileServer::write(std::span<const uint8_t> pdu, uint16_t dialect)
         return refuse(r.hdr, NT_STATUS_INVALID_PARAMETER, rule_text(rule), inv);
     uint32_t bytes = r.bytes();
     if (bytes > limits_.max_io)
-        return refuse(r.hdr, NT_STATUS_INVALID_PARAMETER,
-                      format("WRITE of %u bytes, above %u", bytes,
-                             limits_.max_io),
-                      inv);
+        return refuse(
+            r.hdr, NT_STATUS_INVALID_PARAMETER,
+            format("WRITE of %u bytes, above %u", bytes, limits_.max_io), inv);
     if (r.offset > store_.size() || bytes > store_.size() - r.offset)
         return refuse(r.hdr, NT_STATUS_DISK_FULL,
                       format("WRITE of %u bytes at %" PRIu64
@@ -185,7 +191,10 @@ Decision FileServer::write(std::span<const uint8_t> pdu, uint16_t dialect)
                              " bytes, RemainingBytes is %u",
                              *total, bytes),
                       inv);
-    d.transfer = Transfer{r.hdr, true, r.offset, bytes,
+    d.transfer = Transfer{r.hdr,
+                          true,
+                          r.offset,
+                          bytes,
                           {r.channel_info.begin(), r.channel_info.end()}};
     return d;
 }

@@ -26,25 +26,25 @@ struct Limits {
 
 // The RDMA transfer a request needs before it can be answered.
 struct Transfer {
-    smb2_hdr hdr{};		// the request's, for the answer
-    bool write = false;		// SMB2 WRITE: RDMA READ from the peer
-    uint64_t offset = 0;	// in the file
-    uint32_t bytes = 0;		// what the pool slices hold
+    smb2_hdr hdr{};      // the request's, for the answer
+    bool write = false;  // SMB2 WRITE: RDMA READ from the peer
+    uint64_t offset = 0; // in the file
+    uint32_t bytes = 0;  // what the pool slices hold
     std::vector<uint8_t> descriptors;
 };
 
 // What to do with one READ or WRITE request.
 struct Decision {
-    std::vector<uint8_t> response;	// answer now, if not empty
-    std::optional<Transfer> transfer;	// else move data first
+    std::vector<uint8_t> response;    // answer now, if not empty
+    std::optional<Transfer> transfer; // else move data first
     // every answer to an RDMA_V1_INVALIDATE request goes out with a send
     // with invalidate of its first descriptor's token
     std::optional<uint32_t> invalidate;
-    std::string note;			// what was decided, for the log
+    std::string note; // what was decided, for the log
 };
 
 class FileServer {
-public:
+  public:
     FileServer(uint64_t file_size, Limits limits);
 
     // Whether @pdu is an SMB2 READ or WRITE request (anything else is not
@@ -63,7 +63,7 @@ public:
     const Store &store() const { return store_; }
     const Limits &limits() const { return limits_; }
 
-private:
+  private:
     Decision read(std::span<const uint8_t> pdu, uint16_t dialect);
     Decision write(std::span<const uint8_t> pdu, uint16_t dialect);
 

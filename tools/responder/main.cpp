@@ -19,28 +19,37 @@ void on_signal(int)
 
 [[noreturn]] void usage(int rc)
 {
-    std::fprintf(rc ? stderr : stdout,
-"usage: smbdirect-responder [options]\n"
-"Answers on /dev/smbd as patched smbd would: SET_PARAMS, LISTEN, a forked\n"
-"child per new connection that answers the SESSION_SETUP, serves SMB2 READ\n"
-"and WRITE (RDMA or inline) on an in-memory file of --file-size bytes that\n"
-"every FileId names, and echoes every other PDU back as a response. Stops\n"
-"on SIGTERM/SIGINT.\n"
-"  --keepalive-interval MS   --keepalive-timeout MS\n"
-"  --negotiate-timeout MS    --setup-timeout MS\n"
-"  --credit-timeout MS       --accept-timeout MS\n"
-"  --receive-credits N       --send-credits N\n"
-"  --max-send-size N         --max-receive-size N\n"
-"  --max-fragmented-size N   --max-read-write-size N\n"
-"  --dialects MIN-MAX        e.g. 0x0300-0x0311\n"
-"  --register ID             register SessionId ID from the master (flow 1)\n"
-"  --no-listen               do not LISTEN (no new sessions)\n"
-"  --no-fork                 serve accepted connections in this process\n"
-"  --connections N           exit after N connections ended\n"
-"  --file-size BYTES         the file READ/WRITE work on (default 64 MiB)\n"
-"  --no-io-log               no log line per READ/WRITE (benchmarks)\n"
-"  --tevent                  run on a tevent loop through libsmbd-tevent,\n"
-"                            as smbd does\n");
+    std::fprintf(
+        rc ? stderr : stdout,
+        "usage: smbdirect-responder [options]\n"
+        "Answers on /dev/smbd as patched smbd would: SET_PARAMS, LISTEN, a "
+        "forked\n"
+        "child per new connection that answers the SESSION_SETUP, serves SMB2 "
+        "READ\n"
+        "and WRITE (RDMA or inline) on an in-memory file of --file-size bytes "
+        "that\n"
+        "every FileId names, and echoes every other PDU back as a response. "
+        "Stops\n"
+        "on SIGTERM/SIGINT.\n"
+        "  --keepalive-interval MS   --keepalive-timeout MS\n"
+        "  --negotiate-timeout MS    --setup-timeout MS\n"
+        "  --credit-timeout MS       --accept-timeout MS\n"
+        "  --receive-credits N       --send-credits N\n"
+        "  --max-send-size N         --max-receive-size N\n"
+        "  --max-fragmented-size N   --max-read-write-size N\n"
+        "  --dialects MIN-MAX        e.g. 0x0300-0x0311\n"
+        "  --register ID             register SessionId ID from the master "
+        "(flow 1)\n"
+        "  --no-listen               do not LISTEN (no new sessions)\n"
+        "  --no-fork                 serve accepted connections in this "
+        "process\n"
+        "  --connections N           exit after N connections ended\n"
+        "  --file-size BYTES         the file READ/WRITE work on (default 64 "
+        "MiB)\n"
+        "  --no-io-log               no log line per READ/WRITE (benchmarks)\n"
+        "  --tevent                  run on a tevent loop through "
+        "libsmbd-tevent,\n"
+        "                            as smbd does\n");
     std::exit(rc);
 }
 
@@ -73,15 +82,31 @@ uint64_t session_id(const char *s)
 int main(int argc, char **argv)
 {
     enum {
-        o_keepalive_interval = 256, o_keepalive_timeout, o_negotiate_timeout,
-        o_setup_timeout, o_credit_timeout, o_accept_timeout, o_receive_credits, o_send_credits, o_max_send,
-        o_max_receive, o_max_fragmented, o_max_rw, o_dialects, o_register,
-        o_no_listen, o_no_fork, o_connections, o_file_size, o_no_io_log,
+        o_keepalive_interval = 256,
+        o_keepalive_timeout,
+        o_negotiate_timeout,
+        o_setup_timeout,
+        o_credit_timeout,
+        o_accept_timeout,
+        o_receive_credits,
+        o_send_credits,
+        o_max_send,
+        o_max_receive,
+        o_max_fragmented,
+        o_max_rw,
+        o_dialects,
+        o_register,
+        o_no_listen,
+        o_no_fork,
+        o_connections,
+        o_file_size,
+        o_no_io_log,
         o_tevent,
         o_help,
     };
     static const option longopts[] = {
-        {"keepalive-interval", required_argument, nullptr, o_keepalive_interval},
+        {"keepalive-interval", required_argument, nullptr,
+         o_keepalive_interval},
         {"keepalive-timeout", required_argument, nullptr, o_keepalive_timeout},
         {"negotiate-timeout", required_argument, nullptr, o_negotiate_timeout},
         {"setup-timeout", required_argument, nullptr, o_setup_timeout},
@@ -110,18 +135,42 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "", longopts, &index)) != -1) {
         const char *opt = longopts[index].name;
         switch (c) {
-        case o_keepalive_interval: p.keepalive_interval_ms = number(opt, optarg); break;
-        case o_keepalive_timeout: p.keepalive_timeout_ms = number(opt, optarg); break;
-        case o_negotiate_timeout: p.negotiate_timeout_ms = number(opt, optarg); break;
-        case o_setup_timeout: p.setup_timeout_ms = number(opt, optarg); break;
-        case o_credit_timeout: p.credit_timeout_ms = number(opt, optarg); break;
-        case o_accept_timeout: p.accept_timeout_ms = number(opt, optarg); break;
-        case o_receive_credits: p.receive_credit_max = number(opt, optarg); break;
-        case o_send_credits: p.send_credit_target = number(opt, optarg); break;
-        case o_max_send: p.max_send_size = number(opt, optarg); break;
-        case o_max_receive: p.max_receive_size = number(opt, optarg); break;
-        case o_max_fragmented: p.max_fragmented_size = number(opt, optarg); break;
-        case o_max_rw: p.max_read_write_size = number(opt, optarg); break;
+        case o_keepalive_interval:
+            p.keepalive_interval_ms = number(opt, optarg);
+            break;
+        case o_keepalive_timeout:
+            p.keepalive_timeout_ms = number(opt, optarg);
+            break;
+        case o_negotiate_timeout:
+            p.negotiate_timeout_ms = number(opt, optarg);
+            break;
+        case o_setup_timeout:
+            p.setup_timeout_ms = number(opt, optarg);
+            break;
+        case o_credit_timeout:
+            p.credit_timeout_ms = number(opt, optarg);
+            break;
+        case o_accept_timeout:
+            p.accept_timeout_ms = number(opt, optarg);
+            break;
+        case o_receive_credits:
+            p.receive_credit_max = number(opt, optarg);
+            break;
+        case o_send_credits:
+            p.send_credit_target = number(opt, optarg);
+            break;
+        case o_max_send:
+            p.max_send_size = number(opt, optarg);
+            break;
+        case o_max_receive:
+            p.max_receive_size = number(opt, optarg);
+            break;
+        case o_max_fragmented:
+            p.max_fragmented_size = number(opt, optarg);
+            break;
+        case o_max_rw:
+            p.max_read_write_size = number(opt, optarg);
+            break;
         case o_dialects: {
             const char *dash = std::strchr(optarg, '-');
             if (!dash)
@@ -131,15 +180,31 @@ int main(int argc, char **argv)
             p.max_dialect = number(opt, dash + 1);
             break;
         }
-        case o_register: opts.register_sessions.push_back(session_id(optarg)); break;
-        case o_no_listen: opts.listen = false; break;
-        case o_no_fork: opts.fork = false; break;
-        case o_tevent: opts.tevent = true; break;
-        case o_connections: opts.connections = number(opt, optarg); break;
-        case o_file_size: opts.file_size = number(opt, optarg); break;
-        case o_no_io_log: opts.log_io = false; break;
-        case o_help: usage(0);
-        default: usage(2);
+        case o_register:
+            opts.register_sessions.push_back(session_id(optarg));
+            break;
+        case o_no_listen:
+            opts.listen = false;
+            break;
+        case o_no_fork:
+            opts.fork = false;
+            break;
+        case o_tevent:
+            opts.tevent = true;
+            break;
+        case o_connections:
+            opts.connections = number(opt, optarg);
+            break;
+        case o_file_size:
+            opts.file_size = number(opt, optarg);
+            break;
+        case o_no_io_log:
+            opts.log_io = false;
+            break;
+        case o_help:
+            usage(0);
+        default:
+            usage(2);
         }
     }
     if (optind != argc)

@@ -1,8 +1,8 @@
 // SESSION_SETUP responses and echoes; see reply.h.
 #include "reply.h"
 
-#include "smb2.h"
 #include "proto_types.h"
+#include "smb2.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -19,10 +19,25 @@ constexpr size_t signature_offset = 48;
 constexpr size_t session_setup_resp_fixed = 8;
 
 const char *const command_names[] = {
-    "NEGOTIATE", "SESSION_SETUP", "LOGOFF", "TREE_CONNECT",
-    "TREE_DISCONNECT", "CREATE", "CLOSE", "FLUSH", "READ", "WRITE", "LOCK",
-    "IOCTL", "CANCEL", "ECHO", "QUERY_DIRECTORY", "CHANGE_NOTIFY",
-    "QUERY_INFO", "SET_INFO", "OPLOCK_BREAK",
+    "NEGOTIATE",
+    "SESSION_SETUP",
+    "LOGOFF",
+    "TREE_CONNECT",
+    "TREE_DISCONNECT",
+    "CREATE",
+    "CLOSE",
+    "FLUSH",
+    "READ",
+    "WRITE",
+    "LOCK",
+    "IOCTL",
+    "CANCEL",
+    "ECHO",
+    "QUERY_DIRECTORY",
+    "CHANGE_NOTIFY",
+    "QUERY_INFO",
+    "SET_INFO",
+    "OPLOCK_BREAK",
 };
 
 } // namespace
@@ -85,11 +100,11 @@ std::string describe_pdu(std::span<const uint8_t> pdu)
     else
         std::snprintf(buf, sizeof(buf), "command 0x%04x", command);
     std::string s = buf;
-    std::snprintf(buf, sizeof(buf), " mid %llu session 0x%llx",
-                  static_cast<unsigned long long>(
-                      smbd_get_le64(pdu.data() + 24)),
-                  static_cast<unsigned long long>(
-                      smbd_get_le64(pdu.data() + session_id_offset)));
+    std::snprintf(
+        buf, sizeof(buf), " mid %llu session 0x%llx",
+        static_cast<unsigned long long>(smbd_get_le64(pdu.data() + 24)),
+        static_cast<unsigned long long>(
+            smbd_get_le64(pdu.data() + session_id_offset)));
     return s + buf;
 }
 

@@ -16,8 +16,8 @@ extern const std::vector<uint8_t> accept_completed_blob;
 
 // An SMB2 SESSION_SETUP response (STATUS_SUCCESS) to @request for
 // @session_id: the request's header fields echoed as smbd does,
-// SMB2_FLAGS_SERVER_TO_REDIR, not signed, the blob at offset 72. Empty if @request is
-// not a valid SESSION_SETUP request; @why then says what is wrong.
+// SMB2_FLAGS_SERVER_TO_REDIR, not signed, the blob at offset 72. Empty if
+// @request is not a valid SESSION_SETUP request; @why then says what is wrong.
 std::vector<uint8_t> session_setup_response(std::span<const uint8_t> request,
                                             uint64_t session_id,
                                             std::string *why = nullptr);

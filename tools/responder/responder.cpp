@@ -123,11 +123,9 @@ int Responder::start()
         "credit %u ms, accept %u ms, dialects 0x%04x..0x%04x",
         p.receive_credit_max, p.send_credit_target, p.max_send_size,
         p.max_receive_size, p.max_fragmented_size, p.max_read_write_size,
-        p.keepalive_interval_ms, p.keepalive_timeout_ms,
-        p.negotiate_timeout_ms, p.setup_timeout_ms, p.credit_timeout_ms,
-        p.accept_timeout_ms,
-        p.min_dialect,
-        p.max_dialect);
+        p.keepalive_interval_ms, p.keepalive_timeout_ms, p.negotiate_timeout_ms,
+        p.setup_timeout_ms, p.credit_timeout_ms, p.accept_timeout_ms,
+        p.min_dialect, p.max_dialect);
     if (opts_.listen) {
         err = smbd_dev_listen(dev_.get());
         if (err) {
@@ -143,8 +141,8 @@ int Responder::start()
             return err;
         }
         summary_.sessions++;
-        log("REGISTER_SESSION 0x%" PRIx64
-            ": bound channels of it come here", id);
+        log("REGISTER_SESSION 0x%" PRIx64 ": bound channels of it come here",
+            id);
     }
     return 0;
 }
@@ -171,10 +169,7 @@ bool Responder::finished() const
     return opts_.connections && summary_.ended >= opts_.connections;
 }
 
-int Responder::serve()
-{
-    return opts_.tevent ? serve_tevent() : serve_poll();
-}
+int Responder::serve() { return opts_.tevent ? serve_tevent() : serve_poll(); }
 
 int Responder::serve_poll()
 {
@@ -216,8 +211,7 @@ void stop_handler(tevent_context *, tevent_fd *, uint16_t, void *stopped)
 // the master wakes now and then to reap its children
 void tick(tevent_context *ev, tevent_timer *, timeval, void *self)
 {
-    tevent_add_timer(ev, ev, tevent_timeval_current_ofs(0, 100000), tick,
-                     self);
+    tevent_add_timer(ev, ev, tevent_timeval_current_ofs(0, 100000), tick, self);
 }
 
 } // namespace
@@ -234,8 +228,8 @@ int Responder::serve_tevent()
     ev_ = mem ? tevent_context_init(mem) : nullptr;
     glue_ = ev_ ? smbd_tevent_setup(mem, ev_, dev_.get(), glue_event, this)
                 : nullptr;
-    if (glue_ && tevent_add_fd(ev_, mem, stop_fd_, TEVENT_FD_READ,
-                               stop_handler, &stopped)) {
+    if (glue_ && tevent_add_fd(ev_, mem, stop_fd_, TEVENT_FD_READ, stop_handler,
+                               &stopped)) {
         if (!child_)
             tick(ev_, nullptr, {}, this);
         log("serving on a tevent loop through libsmbd-tevent");
@@ -384,7 +378,7 @@ void Responder::on_new_connection(const smbd_dev_event &ev)
         uint8_t token[SMBD_TOKEN_SIZE];
         // the event storage goes with the master's handle
         std::copy_n(ev.token, SMBD_TOKEN_SIZE, token);
-        serve_child(token);	// does not return
+        serve_child(token); // does not return
     }
     children_.insert(pid);
     summary_.children++;
@@ -415,7 +409,8 @@ void Responder::serve_child(const uint8_t *token)
         log("%s", smbd_dev_errmsg(dev_.get()));
     if (stop_fd_ < 0) {
         log("eventfd: %s", strerror(errno));
-    } else if (!err) {
+    }
+    else if (!err) {
         live_.insert(id);
         log("conn %llu: ACCEPTed on this process's own file",
             static_cast<unsigned long long>(id));
@@ -449,7 +444,8 @@ void Responder::on_new_channel(const smbd_dev_event &e)
     if (bound) {
         summary_.bound++;
         session_id = e.session_id;
-    } else {
+    }
+    else {
         summary_.accepted++;
         session_id = new_session_id();
         // registered before the answer, so that the client's next channel
@@ -460,8 +456,7 @@ void Responder::on_new_channel(const smbd_dev_event &e)
             summary_.sessions++;
     }
     std::string why;
-    std::vector<uint8_t> resp =
-        session_setup_response(setup, session_id, &why);
+    std::vector<uint8_t> resp = session_setup_response(setup, session_id, &why);
     if (resp.empty()) {
         log("conn %llu: the SESSION_SETUP is not valid (%s): disconnecting",
             static_cast<unsigned long long>(e.conn_id), why.c_str());
@@ -486,9 +481,8 @@ void Responder::on_disconnected(const smbd_dev_event &ev)
     log("conn %llu: DISCONNECTED (%s)",
         static_cast<unsigned long long>(ev.conn_id), reason);
     // its requests still waiting for buffers will never be answered
-    std::erase_if(queued_, [&](const Io &io) {
-        return io.conn_id == ev.conn_id;
-    });
+    std::erase_if(queued_,
+                  [&](const Io &io) { return io.conn_id == ev.conn_id; });
     std::erase_if(ready_, [&](uint64_t id) {
         return in_flight_.at(id).conn_id == ev.conn_id;
     });
@@ -521,13 +515,12 @@ void Responder::setup_io()
         return;
     const device::Params &p = opts_.params;
     Limits l;
-    l.max_io = std::min({p.max_read_write_size, p.max_read_size,
-                         p.max_write_size});
+    l.max_io =
+        std::min({p.max_read_write_size, p.max_read_size, p.max_write_size});
     l.max_descriptors = info_.max_descriptors;
     // one request must fit in the pool at once, or it would wait forever
     uint64_t pool_bytes = uint64_t{info_.pool_buffers} * info_.buffer_size;
-    l.max_io = static_cast<uint32_t>(std::min<uint64_t>(l.max_io,
-                                                        pool_bytes));
+    l.max_io = static_cast<uint32_t>(std::min<uint64_t>(l.max_io, pool_bytes));
     log("pool: %u buffers of %u bytes; READ/WRITE up to %u bytes and %u "
         "descriptors, file of %llu bytes",
         info_.pool_buffers, info_.buffer_size, l.max_io, l.max_descriptors,
@@ -566,9 +559,9 @@ void Responder::on_io_request(const smbd_dev_event &ev)
 {
     setup_io();
     auto dialect = dialects_.find(ev.conn_id);
-    Decision d = files_->request(
-        data_of(ev), dialect == dialects_.end() ? uint16_t{SMB2_DIALECT_311}
-                                                : dialect->second);
+    Decision d = files_->request(data_of(ev), dialect == dialects_.end()
+                                                  ? uint16_t{SMB2_DIALECT_311}
+                                                  : dialect->second);
     if (d.transfer && !(info_.features & SMBD_FEATURE_RDMA_RW)) {
         smb2_hdr hdr = d.transfer->hdr;
         d.transfer.reset();
@@ -589,8 +582,7 @@ void Responder::on_io_request(const smbd_dev_event &ev)
 
 std::vector<std::span<uint8_t>> Responder::memory(const Io &io)
 {
-    return {std::span(smbd_dev_buf_data(io.buf),
-                      io.decision.transfer->bytes)};
+    return {std::span(smbd_dev_buf_data(io.buf), io.decision.transfer->bytes)};
 }
 
 void Responder::start_transfers()
@@ -686,8 +678,8 @@ void Responder::transfer_failed(uint64_t id, int err)
     smbd_dev_buf_free(io.buf);
     summary_.rdma_errors++;
     log("conn %llu: RDMA for %s failed to start: %s",
-        static_cast<unsigned long long>(io.conn_id),
-        io.decision.note.c_str(), strerror(err));
+        static_cast<unsigned long long>(io.conn_id), io.decision.note.c_str(),
+        strerror(err));
     // a connection that is gone gets no answer; anything else is refused
     if (err == ENOTCONN || err == ENOENT)
         return;
@@ -700,8 +692,7 @@ void Responder::transfer_failed(uint64_t id, int err)
 
 void Responder::glue_rdma_done(tevent_req *req)
 {
-    auto cb = *static_cast<RdmaCallback *>(
-        tevent_req_callback_data_void(req));
+    auto cb = *static_cast<RdmaCallback *>(tevent_req_callback_data_void(req));
     uint64_t bytes = 0;
     int err = smbd_tevent_rdma_recv(req, &bytes);
     talloc_free(req);
@@ -725,8 +716,7 @@ void Responder::on_rdma_done(uint64_t id, int32_t status, uint64_t bytes)
         // EIO and ENOTCONN: the connection goes down, nobody to answer
         // (on a tevent loop ENOENT too: it was gone before the start);
         // otherwise the memory could not be mapped and the client waits
-        bool gone = status == -EIO || status == -ENOTCONN ||
-                    status == -ENOENT;
+        bool gone = status == -EIO || status == -ENOTCONN || status == -ENOENT;
         log("conn %llu: RDMA for %s failed: %s%s",
             static_cast<unsigned long long>(io.conn_id),
             io.decision.note.c_str(), strerror(-status),
@@ -734,13 +724,13 @@ void Responder::on_rdma_done(uint64_t id, int32_t status, uint64_t bytes)
         if (!gone) {
             const smb2_hdr &hdr = t.hdr;
             answer(io.conn_id, io.decision,
-                   smb2rw::build_error_response(hdr, smb2rw::credit_response(hdr),
-                                                smb2rw::NT_STATUS_INSUFFICIENT_RESOURCES));
+                   smb2rw::build_error_response(
+                       hdr, smb2rw::credit_response(hdr),
+                       smb2rw::NT_STATUS_INSUFFICIENT_RESOURCES));
         }
         return;
     }
-    uint32_t moved = static_cast<uint32_t>(std::min<uint64_t>(bytes,
-                                                              t.bytes));
+    uint32_t moved = static_cast<uint32_t>(std::min<uint64_t>(bytes, t.bytes));
     if (t.write)
         summary_.rdma_bytes_read += moved;
     else
@@ -802,8 +792,7 @@ void Responder::reap_children(bool wait)
         if (r > 0)
             log("child %d ended (%s %d)", *it,
                 WIFEXITED(status) ? "exit" : "signal",
-                WIFEXITED(status) ? WEXITSTATUS(status)
-                                  : WTERMSIG(status));
+                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
         summary_.ended++;
         it = children_.erase(it);
     }
@@ -826,17 +815,15 @@ void Responder::print_summary() const
         (unsigned long long)s.children, (unsigned long long)s.accepted,
         (unsigned long long)s.bound, (unsigned long long)s.sessions,
         (unsigned long long)s.pdus_received,
-        (unsigned long long)s.bytes_received,
-        (unsigned long long)s.pdus_sent, (unsigned long long)s.bytes_sent,
-        (unsigned long long)s.send_errors,
+        (unsigned long long)s.bytes_received, (unsigned long long)s.pdus_sent,
+        (unsigned long long)s.bytes_sent, (unsigned long long)s.send_errors,
         (unsigned long long)s.disconnected, (unsigned long long)s.ended);
     log("summary: %llu READs and %llu WRITEs answered, %llu refused, %llu "
         "waited for a buffer; RDMA: %llu operations, %llu bytes read from "
         "peers, %llu bytes written to peers, %llu errors",
         (unsigned long long)s.reads, (unsigned long long)s.writes,
         (unsigned long long)s.io_refused, (unsigned long long)s.io_queued,
-        (unsigned long long)s.rdma_ops,
-        (unsigned long long)s.rdma_bytes_read,
+        (unsigned long long)s.rdma_ops, (unsigned long long)s.rdma_bytes_read,
         (unsigned long long)s.rdma_bytes_written,
         (unsigned long long)s.rdma_errors);
     for (const auto &[reason, n] : s.reasons)

@@ -47,25 +47,25 @@ struct Options {
 
 // What one process of the responder saw and did.
 struct Summary {
-    uint64_t connections_offered = 0;	// NEW_CONNECTION
-    uint64_t children = 0;		// forked to claim one
-    uint64_t accepted = 0;		// NEW_CHANNEL after ACCEPT (flow 2)
-    uint64_t bound = 0;			// NEW_CHANNEL by SessionId (flow 1)
-    uint64_t sessions = 0;		// SessionIds registered
+    uint64_t connections_offered = 0; // NEW_CONNECTION
+    uint64_t children = 0;            // forked to claim one
+    uint64_t accepted = 0;            // NEW_CHANNEL after ACCEPT (flow 2)
+    uint64_t bound = 0;               // NEW_CHANNEL by SessionId (flow 1)
+    uint64_t sessions = 0;            // SessionIds registered
     uint64_t pdus_received = 0;
     uint64_t bytes_received = 0;
     uint64_t pdus_sent = 0;
     uint64_t bytes_sent = 0;
     uint64_t send_errors = 0;
-    uint64_t reads = 0;			// SMB2 READ answered with success
-    uint64_t writes = 0;		// SMB2 WRITE answered with success
-    uint64_t io_refused = 0;		// READ/WRITE answered with an error
-    uint64_t io_queued = 0;		// waited for a free pool buffer
-    uint64_t rdma_ops = 0;		// RDMA_RW operations started
-    uint64_t rdma_bytes_read = 0;	// pulled from peers (for WRITE)
-    uint64_t rdma_bytes_written = 0;	// pushed to peers (for READ)
-    uint64_t rdma_errors = 0;		// failed to start or RDMA_DONE error
-    uint64_t disconnected = 0;		// DISCONNECTED on this process's file
+    uint64_t reads = 0;              // SMB2 READ answered with success
+    uint64_t writes = 0;             // SMB2 WRITE answered with success
+    uint64_t io_refused = 0;         // READ/WRITE answered with an error
+    uint64_t io_queued = 0;          // waited for a free pool buffer
+    uint64_t rdma_ops = 0;           // RDMA_RW operations started
+    uint64_t rdma_bytes_read = 0;    // pulled from peers (for WRITE)
+    uint64_t rdma_bytes_written = 0; // pushed to peers (for READ)
+    uint64_t rdma_errors = 0;        // failed to start or RDMA_DONE error
+    uint64_t disconnected = 0;       // DISCONNECTED on this process's file
     // connections ended: DISCONNECTED here, and each child that exited
     // (for the connection it claimed)
     uint64_t ended = 0;
@@ -73,7 +73,7 @@ struct Summary {
 };
 
 class Responder {
-public:
+  public:
     explicit Responder(Options opts);
     ~Responder();
     Responder(const Responder &) = delete;
@@ -92,7 +92,7 @@ public:
     const Summary &summary() const { return summary_; }
     void print_summary() const;
 
-private:
+  private:
     struct Send {
         uint64_t conn_id;
         std::vector<uint8_t> pdu;
@@ -103,9 +103,9 @@ private:
         uint64_t conn_id = 0;
         Decision decision;
         bool waited = false;
-        smbd_dev_buf *buf = nullptr;	// pool memory while it has some
-        bool started = false;		// the kernel is moving its data
-        tevent_req *req = nullptr;	// on a tevent loop: the glue has it
+        smbd_dev_buf *buf = nullptr; // pool memory while it has some
+        bool started = false;        // the kernel is moving its data
+        tevent_req *req = nullptr;   // on a tevent loop: the glue has it
     };
     struct Closer {
         void operator()(smbd_dev *d) const { smbd_dev_close(d); }
@@ -138,8 +138,7 @@ private:
     void reap_children(bool wait);
     bool finished() const;
     uint64_t new_session_id();
-    void log(const char *fmt, ...) const
-        __attribute__((format(printf, 2, 3)));
+    void log(const char *fmt, ...) const __attribute__((format(printf, 2, 3)));
 
     Options opts_;
     std::unique_ptr<smbd_dev, Closer> dev_;
@@ -152,14 +151,14 @@ private:
     bool child_ = false;
     smbd_dev_info info_{};
     uint64_t next_session_ = 0;
-    std::set<uint64_t> live_;		// connections owned by this file
+    std::set<uint64_t> live_; // connections owned by this file
     std::set<int> children_;
     std::vector<Send> pending_;
-    std::map<uint64_t, uint16_t> dialects_;	// per connection
+    std::map<uint64_t, uint16_t> dialects_; // per connection
     // READ/WRITE: set up at the first request, as the pool is then
     std::optional<FileServer> files_;
     std::deque<Io> queued_;
-    std::map<uint64_t, Io> in_flight_;	// by user_data
+    std::map<uint64_t, Io> in_flight_; // by user_data
     // with pool memory, waiting for the kernel to take more (EAGAIN)
     std::deque<uint64_t> ready_;
     uint64_t next_io_ = 0;

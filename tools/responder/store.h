@@ -12,7 +12,7 @@
 namespace smbd::responder {
 
 class Store {
-public:
+  public:
     explicit Store(uint64_t size) : size_(size) {}
 
     uint64_t size() const { return size_; }
@@ -20,12 +20,12 @@ public:
     void read(uint64_t offset, std::span<uint8_t> out) const;
     void write(uint64_t offset, std::span<const uint8_t> in);
 
-private:
+  private:
     static constexpr uint64_t chunk_size = 1u << 20;
     using Chunk = std::unique_ptr<uint8_t[]>;
 
     uint64_t size_;
-    std::map<uint64_t, Chunk> chunks_;	// by chunk index
+    std::map<uint64_t, Chunk> chunks_; // by chunk index
 };
 
 } // namespace smbd::responder

@@ -88,12 +88,12 @@ Rule parse_channel(std::span<const uint8_t> pdu, uint16_t dialect,
 }
 
 // Header of a response to @req: Samba's, unsigned.
-void put_response_header(const smb2_hdr &req, uint32_t status,
-                         uint16_t credits, uint8_t *out)
+void put_response_header(const smb2_hdr &req, uint32_t status, uint16_t credits,
+                         uint8_t *out)
 {
     smb2_resp_hdr_build(&req, status, credits, out);
-    smbd_put_le32(out + flags_offset,
-                  (req.flags | SMB2_FLAGS_SERVER_TO_REDIR) & ~SMB2_FLAGS_SIGNED);
+    smbd_put_le32(out + flags_offset, (req.flags | SMB2_FLAGS_SERVER_TO_REDIR) &
+                                          ~SMB2_FLAGS_SIGNED);
     std::memset(out + signature_offset, 0, 16);
 }
 
@@ -112,7 +112,8 @@ const char *rule_name(Rule r)
 
 const char *rule_text(Rule r)
 {
-    return size_t(r) < std::size(rules) ? rules[size_t(r)].text : "unknown rule";
+    return size_t(r) < std::size(rules) ? rules[size_t(r)].text
+                                        : "unknown rule";
 }
 
 bool channel_allowed(uint32_t channel, uint16_t dialect)
@@ -176,7 +177,8 @@ Rule parse_write_request(std::span<const uint8_t> pdu, uint16_t dialect,
             return Rule::rdma_write_length;
         if (data_offset != 0)
             return Rule::rdma_write_offset;
-    } else if (r.length) {
+    }
+    else if (r.length) {
         if (data_offset < REQ_BUFFER_OFFSET ||
             size_t(data_offset) + r.length > pdu.size())
             return Rule::data_range;
@@ -244,7 +246,8 @@ std::vector<uint8_t> build_write_request(const WriteRequest &r)
         smbd_put_le32(body + 36, r.remaining_bytes);
         smbd_put_le16(body + 40, REQ_BUFFER_OFFSET);
         smbd_put_le16(body + 42, uint16_t(r.channel_info.size()));
-    } else {
+    }
+    else {
         smbd_put_le16(body + 2, REQ_BUFFER_OFFSET);
         smbd_put_le32(body + 4, uint32_t(r.data.size()));
     }

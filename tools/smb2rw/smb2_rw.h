@@ -39,7 +39,8 @@ inline constexpr size_t ERROR_RESP_FIXED = 8;
 inline constexpr uint16_t REQ_BUFFER_OFFSET = SMB2_HDR_SIZE + READ_REQ_FIXED;
 // DataOffset of a READ response (Samba and ksmbd send 0x50 even when the
 // data went by RDMA and DataLength is 0).
-inline constexpr uint8_t READ_RESP_DATA_OFFSET = SMB2_HDR_SIZE + READ_RESP_FIXED;
+inline constexpr uint8_t READ_RESP_DATA_OFFSET =
+    SMB2_HDR_SIZE + READ_RESP_FIXED;
 
 // One rule per way a message can be wrong, so that tests and logs name it.
 enum class Rule {
@@ -102,7 +103,10 @@ struct WriteRequest {
     // CHANNEL_NONE: the data in the message
     std::span<const uint8_t> data;
     // The write's length: RemainingBytes for RDMA, else Length.
-    uint32_t bytes() const { return is_rdma(channel) ? remaining_bytes : length; }
+    uint32_t bytes() const
+    {
+        return is_rdma(channel) ? remaining_bytes : length;
+    }
 };
 
 // Requests on a connection of @dialect; views point into @pdu. On failure

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // smbdctl: what smbdirect.ko is doing, for a person or (--json) a program:
 // the module's parameters, its counters, the RDMA latency histogram, the
 // roles and sessions, and one line per connection.
@@ -5,8 +6,8 @@
 // Sources: /sys/module/smbdirect/parameters, /sys/class/misc/smbd/counters
 // and debugfs smbdirect/{connections,sessions,rdma_latency} (root; debugfs
 // mounted).
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -103,7 +104,8 @@ struct State {
     std::optional<std::vector<Pairs>> latency;
 };
 
-void print_json_list(const char *name, const std::optional<std::vector<Pairs>> &list)
+void print_json_list(const char *name,
+                     const std::optional<std::vector<Pairs>> &list)
 {
     std::printf(", \"%s\": ", name);
     if (!list) {
@@ -164,10 +166,11 @@ void print_sessions(const std::vector<Pairs> &lines)
     for (const Pairs &l : lines) {
         if (get(l, "master_pid") != "-")
             std::printf("  master pid %s, listener pid %s\n",
-                        get(l, "master_pid").c_str(), get(l, "listener_pid").c_str());
+                        get(l, "master_pid").c_str(),
+                        get(l, "listener_pid").c_str());
         else
-            std::printf("  session %s owned by pid %s\n", get(l, "session").c_str(),
-                        get(l, "owner_pid").c_str());
+            std::printf("  session %s owned by pid %s\n",
+                        get(l, "session").c_str(), get(l, "owner_pid").c_str());
     }
 }
 
@@ -178,27 +181,31 @@ void print_conn(const Pairs &c)
                 get(c, "remote").c_str(), get(c, "local").c_str(),
                 get(c, "owner_pid").c_str(), get(c, "dialect").c_str(),
                 get(c, "session").c_str());
-    std::printf("      credits: %s to send, %s receives posted (%s granted, target %s)\n",
+    std::printf("      credits: %s to send, %s receives posted (%s granted, "
+                "target %s)\n",
                 get(c, "send_credits").c_str(), get(c, "recv_posted").c_str(),
                 get(c, "recv_granted").c_str(), get(c, "recv_target").c_str());
     std::printf("      received %s PDUs (%s bytes), sent %s PDUs (%s bytes), "
                 "%s unread; %s keepalives sent, %s credit stalls\n",
-                get(c, "pdus_received").c_str(), get(c, "bytes_received").c_str(),
-                get(c, "pdus_sent").c_str(), get(c, "bytes_sent").c_str(),
-                get(c, "pdus_queued").c_str(), get(c, "keepalives_sent").c_str(),
+                get(c, "pdus_received").c_str(),
+                get(c, "bytes_received").c_str(), get(c, "pdus_sent").c_str(),
+                get(c, "bytes_sent").c_str(), get(c, "pdus_queued").c_str(),
+                get(c, "keepalives_sent").c_str(),
                 get(c, "credit_stalls").c_str());
-    std::printf("      RDMA: %s reads (%s bytes), %s writes (%s bytes), %s failed, "
-                "%s in flight, budget %s free\n",
-                get(c, "rdma_reads").c_str(), get(c, "rdma_read_bytes").c_str(),
-                get(c, "rdma_writes").c_str(), get(c, "rdma_write_bytes").c_str(),
-                get(c, "rdma_errors").c_str(), get(c, "rdma_inflight").c_str(),
-                get(c, "rdma_budget").c_str());
+    std::printf(
+        "      RDMA: %s reads (%s bytes), %s writes (%s bytes), %s failed, "
+        "%s in flight, budget %s free\n",
+        get(c, "rdma_reads").c_str(), get(c, "rdma_read_bytes").c_str(),
+        get(c, "rdma_writes").c_str(), get(c, "rdma_write_bytes").c_str(),
+        get(c, "rdma_errors").c_str(), get(c, "rdma_inflight").c_str(),
+        get(c, "rdma_budget").c_str());
 }
 
 void print_text(const State &st)
 {
     std::printf("smbdirect: port %s, pool %s x %s bytes per open file\n",
-                get(st.params, "port").c_str(), get(st.params, "pool_buffers").c_str(),
+                get(st.params, "port").c_str(),
+                get(st.params, "pool_buffers").c_str(),
                 get(st.params, "buffer_size").c_str());
     std::printf("\ncounters (since the module was loaded):\n");
     for (const auto &[k, v] : st.counters)
@@ -229,10 +236,12 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!std::strcmp(argv[i], "--json")) {
             json = true;
-        } else {
-            std::fprintf(stderr, "usage: smbdctl [--json]\n"
-                                 "Prints smbdirect.ko's parameters, counters, RDMA "
-                                 "latency histogram, sessions and connections.\n");
+        }
+        else {
+            std::fprintf(stderr,
+                         "usage: smbdctl [--json]\n"
+                         "Prints smbdirect.ko's parameters, counters, RDMA "
+                         "latency histogram, sessions and connections.\n");
             return std::strcmp(argv[i], "--help") ? 2 : 0;
         }
     }

@@ -4,10 +4,11 @@
 # and package version. Prints the cache directory.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib.sh"
 abi=$("$here/../kernel-abi.sh")
 pkg="linux-image-$abi"
 version=$(apt-cache show --no-all-versions "$pkg" | sed -n 's/^Version: //p')
-cache="${SMBD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect}/kernel/${abi}_$version"
+cache="$(cache_root)/kernel/${abi}_$version"
 
 if [ ! -f "$cache/.complete" ]; then
 	rm -rf "$cache"

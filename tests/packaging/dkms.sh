@@ -1,0 +1,37 @@
+#!/bin/sh
+# The DKMS source (make dkms-source) as an administrator uses it: dkms add,
+# build and install for each supported kernel, in trees of its own (the
+# host's DKMS tree and /lib/modules are left alone). Checks that each
+# module landed where modprobe looks and was built for that kernel.
+set -eu
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+. "$repo/tools/lib.sh"
+need_packages dkms dkms
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+make -s -C "$repo" dkms-source DESTDIR="$work/root"
+src=$work/root/usr/src
+version=$(ls "$src" | sed -n 's/^smbdirect-//p')
+dkms() {
+	command dkms --sourcetree "$src" --dkmstree "$work/dkms" \
+		--installtree "$work/modules" "$@"
+}
+mkdir -p "$work/dkms" "$work/modules"
+dkms add -m smbdirect -v "$version" >/dev/null
+for meta in $("$repo/tools/kernel-abi.sh" --supported); do
+	abi=$("$repo/tools/kernel-abi.sh" "$meta")
+	dkms build -m smbdirect -v "$version" -k "$abi" >"$work/build.log" 2>&1 ||
+		{ cat "$work/build.log"; exit 1; }
+	mkdir -p "$work/modules/$abi"
+	dkms install -m smbdirect -v "$version" -k "$abi" --no-depmod \
+		>>"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+	ko=$(find "$work/modules/$abi" -name 'smbdirect.ko*' | head -n 1)
+	[ -n "$ko" ] || { echo "dkms: no smbdirect.ko installed for $abi" >&2; exit 1; }
+	magic=$(modinfo -F vermagic "$ko")
+	case $magic in
+	"$abi "*) ;;
+	*) echo "dkms: $ko is for '$magic', not $abi" >&2; exit 1 ;;
+	esac
+	echo "DKMS smbdirect/$version $abi PASS ${ko#"$work/modules/"}"
+done

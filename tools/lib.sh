@@ -1,0 +1,31 @@
+# Shell helpers the build and test scripts share; sourced, not run.
+# shellcheck shell=sh
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# the packages of "$@" that are not installed
+missing() {
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+			grep -q '^install ok installed$' || echo "$p"
+	done
+}
+
+# need_packages <what> <package>...: installs what is missing (after an
+# apt-get update), saying so on stderr as <what>; silent when nothing is.
+need_packages() {
+	what=$1
+	shift
+	todo=$(missing "$@")
+	[ -n "$todo" ] || return 0
+	echo "$what: installing $(echo "$todo" | tr '\n' ' ')" >&2
+	as_root apt-get update -qq
+	# shellcheck disable=SC2086 # the package list is split on purpose
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends $todo >/dev/null
+}
+
+# where long builds and downloads are cached, outside the checkout
+cache_root() {
+	echo "${SMBD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect}"
+}
