@@ -76,10 +76,20 @@ echo "CHECK-DEBUG faults: $(field 'FAULT summary' faults_injected) injected, soa
 echo "CHECK-DEBUG data verified: $(field 'FAULT summary' data_verified_bytes) bytes in the faults and soak, mismatches $(field SOAK mismatches)"
 echo "CHECK-DEBUG kmemleak: $scans scans clean, $leaks with leaks"
 echo "CHECK-DEBUG kernel reports: $reports"
+# The figures above add up every boot's log, also those kept from an
+# earlier run: say which is which.
 failed=
+status=
 for b in $all; do
-	[ -e "$logs/$b.passed" ] || failed="$failed $b"
+	if [ -e "$logs/$b.passed" ]; then r=passed; else r=FAILED failed="$failed $b"; fi
+	if [ ! -e "$logs/$b.log" ]; then
+		r="not run"
+	else
+		case " $boots " in *" $b "*) ;; *) r="$r in an earlier run" ;; esac
+	fi
+	status="$status${status:+, }$b $r"
 done
+echo "CHECK-DEBUG boots: $status"
 if [ -n "$failed" ]; then
 	echo "CHECK-DEBUG FAILED:$failed (logs in $logs)"
 	exit 1
