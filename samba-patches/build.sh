@@ -40,11 +40,15 @@ fi
 # shellcheck disable=SC2086 # the package list is split on purpose
 need_packages samba $PKGS
 
-version=$(apt-cache showsrc samba | sed -n 's/^Version: //p' | sort -V | tail -n 1)
-case $version in
-*4.17.*) ;;
-*) echo "samba: expected Samba 4.17 from Debian 12, the source is $version" >&2; exit 1 ;;
-esac
+# Debian 12's 4.17, the newest of it: backports (which ksmbd-tools needs)
+# offer a newer Samba the patches are not for
+versions=$(apt-cache showsrc samba | sed -n 's/^Version: //p' | sort -V)
+version=$(echo "$versions" | grep '^\([0-9]*:\)\?4\.17\.' | tail -n 1)
+if [ -z "$version" ]; then
+	echo "samba: expected Samba 4.17 from Debian 12, the sources offer:" \
+		"$(echo "$versions" | tr "\n" " ")" >&2
+	exit 1
+fi
 # no epoch in paths: make and waf take a colon for a separator
 dir_version=${version#*:}
 src="$cache_root/samba-src/$dir_version"
