@@ -113,17 +113,17 @@ fault_rdma_link() {
 
 # Soft-RoCE on 6.1 answers no connection request at all after a drop that
 # broke RC traffic (measured: not even between two ib_send_bw), so the
-# device is made anew, as an administrator would. It goes while the link is
-# still down: the 6.1 cifs client, reconnecting all the while, takes a
-# device removal during a connection attempt's setup (between its address
-# resolution and its init_waitqueue_head() calls) into wake_up() on wait
-# queues it has not initialized yet, a general protection fault in its
-# smbd_conn_upcall() (seen in the soak); with the link down no attempt
-# resolves an address on the old device. It comes back only once the link
-# is up, so that its port is active from the start: a connection attempt
-# on a new rxe0 whose port is down leaves it answering no connection
-# request once the port is up (seen in the soak, then measured with
-# smbdirect-client on both kernels).
+# device is made anew, as an administrator would. It is deleted while the
+# link is still down: deleted after the link came back, it once met a
+# reconnection attempt of the 6.1 cifs client in its setup (between its
+# address resolution and its init_waitqueue_head() calls), and the client
+# took the removal into wake_up() on wait queues not yet initialized, a
+# general protection fault in smbd_conn_upcall() (seen in the soak). It is
+# added only once the link is up, so that its port is active from the
+# start: a connection attempt on a new rxe0 whose port is down leaves it
+# answering no connection request after the port comes up (seen in the
+# soak on the debug kernel, reproduced with smbdirect-client on the stock
+# one).
 fault_netdev_drop() {
 	ip link set smbd0 down
 	sleep 20
