@@ -18,6 +18,7 @@
 #include <linux/slab.h>
 #include <rdma/rw.h>
 
+#include "ird_ord.h"
 #include "smbdirect.h"
 
 DEFINE_XARRAY_ALLOC(smbd_conns);
@@ -28,8 +29,7 @@ static u32 smbd_next_conn_id;
 #define SMBD_CM_RETRY 6
 #define SMBD_CM_RNR_RETRY 0
 
-static void smbd_sockaddr_from(struct smbd_sockaddr *out,
-			       const struct sockaddr *sa)
+void smbd_sockaddr_from(struct smbd_sockaddr *out, const struct sockaddr *sa)
 {
 	memset(out, 0, sizeof(*out));
 	if (sa->sa_family == AF_INET) {
@@ -46,6 +46,16 @@ static void smbd_sockaddr_from(struct smbd_sockaddr *out,
 		out->scope_id = sin6->sin6_scope_id;
 		memcpy(out->addr, &sin6->sin6_addr, 16);
 	}
+}
+
+/* The fabric a CM id runs on, for the connection list. */
+static const char *smbd_transport_name(struct rdma_cm_id *cm_id)
+{
+	if (rdma_protocol_iwarp(cm_id->device, cm_id->port_num))
+		return "iwarp";
+	if (rdma_protocol_roce(cm_id->device, cm_id->port_num))
+		return "roce";
+	return "ib";
 }
 
 static void smbd_conn_free_pools(struct smbd_conn *conn)
@@ -219,6 +229,42 @@ static void smbd_conn_timer(struct work_struct *work);
 static void smbd_conn_teardown(struct work_struct *work);
 
 /*
+ * How many RDMA READs each side may have outstanding. The request's values
+ * are from our side already: initiator_depth is the RDMA READs the peer
+ * lets us have outstanding (its responder resources), responder_resources
+ * what it may issue (0 for the Linux client). Crossed, an SMB2 WRITE's
+ * RDMA READ stalls. On iWARP a peer may say it in the private data
+ * instead (MPA v1 cannot), and is answered the same way in @blob.
+ */
+static void smbd_conn_rd_atomic(struct smbd_conn *conn,
+				const struct rdma_conn_param *req,
+				struct rdma_conn_param *param,
+				u8 blob[SMBD_IRD_ORD_SIZE])
+{
+	const struct ib_device_attr *attrs = &conn->cm_id->device->attrs;
+	struct smbd_ird_ord peer = {
+		.ird = req->initiator_depth,
+		.ord = req->responder_resources,
+	}, ours;
+	bool legacy = rdma_protocol_iwarp(conn->cm_id->device,
+					  conn->cm_id->port_num) &&
+		      smbd_ird_ord_parse(req->private_data,
+					 req->private_data_len, &peer);
+
+	param->initiator_depth = min_t(u32, peer.ird,
+				       attrs->max_qp_init_rd_atom);
+	param->responder_resources = min_t(u32, peer.ord,
+					   attrs->max_qp_rd_atom);
+	if (!legacy)
+		return;
+	ours.ird = param->responder_resources;
+	ours.ord = param->initiator_depth;
+	smbd_ird_ord_build(blob, &ours);
+	param->private_data = blob;
+	param->private_data_len = SMBD_IRD_ORD_SIZE;
+}
+
+/*
  * From the CM connect request: QP, buffers, the negotiate receive, accept.
  * On failure nothing is left and the caller rejects the request.
  */
@@ -227,6 +273,7 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 {
 	const struct ib_device_attr *attrs = &cm_id->device->attrs;
 	struct rdma_conn_param param = {};
+	u8 ird_ord[SMBD_IRD_ORD_SIZE];
 	struct smbd_conn *conn;
 	u32 id, depth;
 	int ret;
@@ -254,6 +301,7 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 	INIT_WORK(&conn->disconnect_work, smbd_conn_teardown);
 	INIT_DELAYED_WORK(&conn->timer_work, smbd_conn_timer);
 	init_completion(&conn->done);
+	conn->transport = smbd_transport_name(cm_id);
 	smbd_sockaddr_from(&conn->local, (void *)&cm_id->route.addr.src_addr);
 	smbd_sockaddr_from(&conn->remote, (void *)&cm_id->route.addr.dst_addr);
 
@@ -294,16 +342,7 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 	if (ret)
 		goto fail;
 
-	/*
-	 * The request's values are from our side already: initiator_depth
-	 * is the RDMA READs the peer lets us have outstanding (its
-	 * responder resources), responder_resources what it may issue (0
-	 * for the Linux client). Crossed, an SMB2 WRITE's RDMA READ stalls.
-	 */
-	param.initiator_depth = min_t(u32, req->initiator_depth,
-				      attrs->max_qp_init_rd_atom);
-	param.responder_resources = min_t(u32, req->responder_resources,
-					  attrs->max_qp_rd_atom);
+	smbd_conn_rd_atomic(conn, req, &param, ird_ord);
 	param.retry_count = SMBD_CM_RETRY;
 	param.rnr_retry_count = SMBD_CM_RNR_RETRY;
 	cm_id->context = conn;

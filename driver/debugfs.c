@@ -24,8 +24,8 @@ static const char *const smbd_state_names[] = {
 	[SMBD_CONN_DISCONNECTING] = "disconnecting",
 };
 
-static void smbd_show_addr(struct seq_file *m, const char *key,
-			   const struct smbd_sockaddr *a)
+void smbd_sockaddr_show(struct seq_file *m, const char *key,
+			const struct smbd_sockaddr *a)
 {
 	if (a->family == AF_INET)
 		seq_printf(m, " %s=%pI4:%u", key, a->addr, a->port);
@@ -45,8 +45,9 @@ static void smbd_show_conn(struct seq_file *m, struct smbd_conn *conn)
 		   smbd_state_names[conn->state]);
 	if (conn->state == SMBD_CONN_DISCONNECTING)
 		seq_printf(m, " reason=%s", smbd_reason_name(conn->reason));
-	smbd_show_addr(m, "local", &conn->local);
-	smbd_show_addr(m, "remote", &conn->remote);
+	seq_printf(m, " transport=%s", conn->transport);
+	smbd_sockaddr_show(m, "local", &conn->local);
+	smbd_sockaddr_show(m, "remote", &conn->remote);
 	seq_printf(m, " owner_pid=%d dialect=0x%04x session=0x%llx",
 		   conn->owner ? conn->owner->owner_tgid : 0, conn->dialect,
 		   conn->session_id);
@@ -95,6 +96,13 @@ static int smbd_rdma_latency_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(smbd_rdma_latency);
 
+static int smbd_listeners_dbg_show(struct seq_file *m, void *unused)
+{
+	smbd_listeners_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(smbd_listeners_dbg);
+
 static int smbd_sessions_dbg_show(struct seq_file *m, void *unused)
 {
 	smbd_sessions_show(m);
@@ -112,6 +120,8 @@ void smbd_debugfs_init(void)
 			    &smbd_rdma_latency_fops);
 	debugfs_create_file("sessions", 0400, smbd_debugfs_dir, NULL,
 			    &smbd_sessions_dbg_fops);
+	debugfs_create_file("listeners", 0400, smbd_debugfs_dir, NULL,
+			    &smbd_listeners_dbg_fops);
 }
 
 void smbd_debugfs_exit(void)

@@ -72,14 +72,18 @@ void smbd_file_release(struct smbd_file *file)
 	struct smbd_conn *conn;
 	unsigned long flags;
 	unsigned long id;
+	bool was_master;
 
 	/* no new connection, session or role reaches this file from now */
 	mutex_lock(&smbd_lock);
 	spin_lock_irqsave(&file->lock, flags);
 	file->closing = true;
 	spin_unlock_irqrestore(&file->lock, flags);
-	smbd_route_file_closed(file);
+	was_master = smbd_route_file_closed(file);
 	mutex_unlock(&smbd_lock);
+	/* RDMA ports are free for another server once this returns */
+	if (was_master)
+		smbd_listeners_update(NULL);
 
 	/* a connection whose teardown erased its entry is drained already */
 	xa_for_each(&file->conns, id, conn) {

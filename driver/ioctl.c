@@ -55,9 +55,12 @@ static int smbd_get_info(struct file *filp, void *cmd)
 	info->out_max_descriptors = SMBD_MAX_DESCRIPTORS;
 	info->out_pool_buffers = smbd_pool_buffers;
 	info->out_buffer_size = smbd_buffer_size;
-	info->out_port = smbd_port;
+	info->out_port = smbd_iwarp_port;
 	info->out_max_iovs = SMBD_MAX_IOVS;
 	info->out_mmap_size = (u64)smbd_pool_buffers * smbd_buffer_size;
+	info->out_ib_port = smbd_ib_port;
+	info->out_port_flags = smbd_iwarp_port && READ_ONCE(smbd_ib_on_iwarp_port) ?
+			       SMBD_PORT_IB_ON_IWARP : 0;
 	return 0;
 }
 
@@ -138,8 +141,8 @@ long smbd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return ret;
 
 	ret = op->execute(filp, &buf);
-	/* EMSGSIZE reports the size needed in the struct */
-	if (ret && ret != -EMSGSIZE)
+	/* EMSGSIZE reports the size needed, EADDRINUSE the port, in the struct */
+	if (ret && ret != -EMSGSIZE && ret != -EADDRINUSE)
 		return ret;
 	if (copy_to_user(uarg, &buf, min_t(size_t, op->size, user_size)))
 		return -EFAULT;

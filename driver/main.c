@@ -12,9 +12,21 @@
 
 #include "smbdirect.h"
 
-unsigned int smbd_port = 5445;
-module_param_named(port, smbd_port, uint, 0444);
-MODULE_PARM_DESC(port, "RDMA CM port to listen on (default 5445)");
+/* [MS-SMBD] 2.1: SMB's port for InfiniBand and RoCE, 5445 for iWARP */
+unsigned int smbd_ib_port = 445;
+module_param_named(ib_port, smbd_ib_port, uint, 0444);
+MODULE_PARM_DESC(ib_port,
+		 "RDMA port for InfiniBand and RoCE clients, 0: none (default 445)");
+
+unsigned int smbd_iwarp_port = 5445;
+module_param_named(iwarp_port, smbd_iwarp_port, uint, 0444);
+MODULE_PARM_DESC(iwarp_port,
+		 "RDMA port for iWARP clients, 0: none (default 5445)");
+
+bool smbd_ib_on_iwarp_port = true;
+module_param_named(ib_on_iwarp_port, smbd_ib_on_iwarp_port, bool, 0644);
+MODULE_PARM_DESC(ib_on_iwarp_port,
+		 "serve InfiniBand and RoCE clients on iwarp_port too, as clients that try 5445 first need (default Y)");
 
 unsigned int smbd_pool_buffers = 64;
 module_param_named(pool_buffers, smbd_pool_buffers, uint, 0444);
@@ -77,8 +89,11 @@ static struct miscdevice smbd_misc = {
 
 static int smbd_check_params(void)
 {
-	if (smbd_port == 0 || smbd_port > 65535) {
-		pr_err("port %u out of range\n", smbd_port);
+	if (smbd_ib_port > 65535 || smbd_iwarp_port > 65535 ||
+	    (!smbd_ib_port && !smbd_iwarp_port) ||
+	    smbd_ib_port == smbd_iwarp_port) {
+		pr_err("ib_port %u and iwarp_port %u: each 0..65535, not both 0, not equal\n",
+		       smbd_ib_port, smbd_iwarp_port);
 		return -EINVAL;
 	}
 	if (smbd_pool_buffers == 0 ||
@@ -112,7 +127,7 @@ static int __init smbd_init(void)
 		       ERR_PTR(ret));
 		goto out_wq;
 	}
-	ret = smbd_listener_start();
+	ret = smbd_listener_init();
 	if (ret)
 		goto out_misc;
 	smbd_debugfs_init();
@@ -128,7 +143,8 @@ out_wq:
 static void __exit smbd_exit(void)
 {
 	smbd_debugfs_exit();
-	smbd_listener_stop();
+	/* no file is open, so no master: the listeners are gone already */
+	smbd_listener_exit();
 	misc_deregister(&smbd_misc);
 	smbd_conns_shutdown();
 	destroy_workqueue(smbd_wq);

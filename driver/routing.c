@@ -47,6 +47,17 @@ struct smbd_params *smbd_params_get_current(void)
 	return p;
 }
 
+/* Whether the listeners should exist: a master holds the parameters. */
+bool smbd_params_registered(void)
+{
+	bool ret;
+
+	mutex_lock(&smbd_lock);
+	ret = smbd_master;
+	mutex_unlock(&smbd_lock);
+	return ret;
+}
+
 static struct smbd_session_entry *smbd_session_find(u64 id)
 {
 	struct smbd_session_entry *s;
@@ -212,15 +223,17 @@ void smbd_route_forget(struct smbd_conn *conn)
 	mutex_unlock(&smbd_lock);
 }
 
-void smbd_route_file_closed(struct smbd_file *file)
+/* Returns whether @file was the master. */
+bool smbd_route_file_closed(struct smbd_file *file)
 {
 	struct smbd_session_entry *s;
 	struct hlist_node *tmp;
 	struct smbd_conn *conn, *next;
+	bool was_master = smbd_master == file;
 	int bkt;
 
 	lockdep_assert_held(&smbd_lock);
-	if (smbd_master == file) {
+	if (was_master) {
 		smbd_master = NULL;
 		smbd_params_put(smbd_current_params);
 		smbd_current_params = NULL;
@@ -238,16 +251,28 @@ void smbd_route_file_closed(struct smbd_file *file)
 		hash_del(&s->node);
 		kfree(s);
 	}
+	return was_master;
 }
 
+/*
+ * The first SET_PARAMS of a master brings the listeners up; a port another
+ * listener holds gives the role up again, and the caller learns the port.
+ * The listeners are changed without smbd_lock: a connect request in
+ * progress, which their destruction waits for, may be waiting for it.
+ */
 int smbd_ioctl_set_params(struct smbd_file *file, void *cmd)
 {
+	struct smbd_set_params *sp = cmd;
 	struct smbd_params *p;
+	bool first = false;
+	u16 busy_port = 0;
 	int ret = 0;
 
 	if (!capable(CAP_NET_ADMIN))
 		return -EPERM;
-	p = smbd_params_from_user(cmd);
+	if (sp->out_busy_port || sp->__reserved2)
+		return -EINVAL;
+	p = smbd_params_from_user(sp);
 	if (IS_ERR(p))
 		return PTR_ERR(p);
 
@@ -257,10 +282,26 @@ int smbd_ioctl_set_params(struct smbd_file *file, void *cmd)
 	} else {
 		/* connections keep the parameters they started with */
 		swap(smbd_current_params, p);
+		first = !smbd_master;
 		smbd_master = file;
 	}
 	mutex_unlock(&smbd_lock);
 	smbd_params_put(p);
+	if (!first)
+		return ret;
+
+	ret = smbd_listeners_update(&busy_port);
+	if (!ret)
+		return 0;
+	mutex_lock(&smbd_lock);
+	if (smbd_master == file) {
+		smbd_master = NULL;
+		smbd_params_put(smbd_current_params);
+		smbd_current_params = NULL;
+	}
+	mutex_unlock(&smbd_lock);
+	smbd_listeners_update(NULL);
+	sp->out_busy_port = busy_port;
 	return ret;
 }
 

@@ -53,7 +53,9 @@
 #define SMBD_SMB2_RESP_MAX (SMBD_MAX_SEC_BLOB + 1024)
 
 /* Module parameters (main.c). */
-extern unsigned int smbd_port;
+extern unsigned int smbd_ib_port;
+extern unsigned int smbd_iwarp_port;
+extern bool smbd_ib_on_iwarp_port;
 extern unsigned int smbd_pool_buffers;
 extern unsigned int smbd_buffer_size;
 
@@ -150,6 +152,7 @@ struct smbd_conn {
 	struct rdma_cm_id *cm_id;
 	struct ib_pd *pd;
 	struct ib_cq *cq;
+	const char *transport;		/* "ib", "roce" or "iwarp" */
 	struct smbd_sockaddr local;
 	struct smbd_sockaddr remote;
 	struct smbd_local_params lp;	/* params->local, credits within the device's */
@@ -259,6 +262,7 @@ void smbd_conn_rearm_locked(struct smbd_conn *conn);
 void smbd_conn_established(struct smbd_conn *conn);
 void smbd_conns_shutdown(void);
 void smbd_conn_leave_setup_locked(struct smbd_conn *conn);
+void smbd_sockaddr_from(struct smbd_sockaddr *out, const struct sockaddr *sa);
 extern struct xarray smbd_conns;
 extern atomic_t smbd_setup_conns;
 
@@ -295,10 +299,11 @@ void smbd_smb2_work(struct work_struct *work);
 /* routing.c: the roles files hold and which file owns a connection */
 extern struct mutex smbd_lock;
 struct smbd_params *smbd_params_get_current(void);
+bool smbd_params_registered(void);
 int smbd_route_binding(struct smbd_conn *conn, u64 session_id);
 int smbd_route_offer(struct smbd_conn *conn);
 void smbd_route_forget(struct smbd_conn *conn);
-void smbd_route_file_closed(struct smbd_file *file);
+bool smbd_route_file_closed(struct smbd_file *file);
 void smbd_sessions_show(struct seq_file *m);
 int smbd_ioctl_set_params(struct smbd_file *file, void *cmd);
 int smbd_ioctl_listen(struct smbd_file *file, void *cmd);
@@ -341,13 +346,16 @@ int smbd_pool_mmap(struct smbd_file *file, struct vm_area_struct *vma);
 void smbd_pool_free(struct smbd_file *file);
 
 /* listener.c */
-int smbd_listener_start(void);
-void smbd_listener_stop(void);
+int smbd_listener_init(void);
+void smbd_listener_exit(void);
+int smbd_listeners_update(u16 *busy_port);
+void smbd_listeners_show(struct seq_file *m);
 
 /* stats.c */
 enum smbd_counter {
 	SMBD_CNT_CONN_REQUESTS,
 	SMBD_CNT_CONN_REJECTED,
+	SMBD_CNT_CONN_WRONG_PORT,
 	SMBD_CNT_CONN_ACTIVE,
 	SMBD_CNT_NEGOTIATED,
 	SMBD_CNT_PDUS_RECEIVED,
@@ -373,6 +381,8 @@ void smbd_debugfs_exit(void);
 void smbd_count_disconnect(u32 reason);
 void smbd_count_rdma(bool write, int status, u64 bytes, u32 lat_bucket);
 void smbd_lat_show(struct seq_file *m);
+void smbd_sockaddr_show(struct seq_file *m, const char *key,
+			const struct smbd_sockaddr *a);
 const char *smbd_reason_name(u32 reason);
 extern const struct attribute_group *smbd_attr_groups[];
 

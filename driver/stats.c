@@ -106,6 +106,7 @@ static ssize_t smbd_counter_show(struct device *dev,
 
 SMBD_TRAFFIC(conn_requests, SMBD_CNT_CONN_REQUESTS);
 SMBD_TRAFFIC(conn_rejected, SMBD_CNT_CONN_REJECTED);
+SMBD_TRAFFIC(conn_wrong_port, SMBD_CNT_CONN_WRONG_PORT);
 SMBD_TRAFFIC(conn_active, SMBD_CNT_CONN_ACTIVE);
 SMBD_TRAFFIC(negotiated, SMBD_CNT_NEGOTIATED);
 SMBD_TRAFFIC(pdus_received, SMBD_CNT_PDUS_RECEIVED);
@@ -141,7 +142,8 @@ SMBD_DISCONNECT(setup_timeout, SMBD_REASON_SETUP_TIMEOUT);
 
 #define A(_name) (&smbd_attr_##_name.attr.attr)
 static struct attribute *smbd_counter_attrs[] = {
-	A(conn_requests), A(conn_rejected), A(conn_active), A(negotiated),
+	A(conn_requests), A(conn_rejected), A(conn_wrong_port), A(conn_active),
+	A(negotiated),
 	A(pdus_received), A(pdus_sent), A(bytes_received), A(bytes_sent),
 	A(keepalives_sent), A(credit_stalls),
 	A(rdma_reads), A(rdma_writes), A(rdma_read_bytes), A(rdma_write_bytes),

@@ -202,10 +202,13 @@ int Device::info(smbd_info &out)
     return raw(SMBD_IOC_GET_INFO, &out);
 }
 
-int Device::set_params(const Params &p)
+int Device::set_params(const Params &p, uint16_t *busy_port)
 {
     smbd_set_params sp = p.to_uapi();
-    return raw(SMBD_IOC_SET_PARAMS, &sp);
+    int err = raw(SMBD_IOC_SET_PARAMS, &sp);
+    if (busy_port)
+        *busy_port = err == EADDRINUSE ? uint16_t(sp.out_busy_port) : 0;
+    return err;
 }
 
 int Device::listen()
@@ -414,12 +417,12 @@ void PoolMapping::unmap()
 std::vector<std::string> counter_names()
 {
     std::vector<std::string> names = {
-        "conn_requests",   "conn_rejected",    "conn_active",
-        "negotiated",      "pdus_received",    "pdus_sent",
-        "bytes_received",  "bytes_sent",       "keepalives_sent",
-        "credit_stalls",   "rdma_reads",       "rdma_writes",
-        "rdma_read_bytes", "rdma_write_bytes", "rdma_errors",
-        "rdma_inflight",
+        "conn_requests",    "conn_rejected",   "conn_wrong_port",
+        "conn_active",      "negotiated",      "pdus_received",
+        "pdus_sent",        "bytes_received",  "bytes_sent",
+        "keepalives_sent",  "credit_stalls",   "rdma_reads",
+        "rdma_writes",      "rdma_read_bytes", "rdma_write_bytes",
+        "rdma_errors",      "rdma_inflight",
     };
     for (uint32_t r = SMBD_REASON_LOCAL; r < std::size(reason_names); r++)
         names.push_back(std::string("disconnect_") + reason_names[r]);

@@ -111,7 +111,8 @@ class Device {
     int raw(unsigned long cmd, void *arg);
 
     int info(smbd_info &out);
-    int set_params(const Params &p);
+    // @busy_port: on EADDRINUSE, the RDMA port another listener holds
+    int set_params(const Params &p, uint16_t *busy_port = nullptr);
     int listen();
     int accept(std::span<const uint8_t, SMBD_TOKEN_SIZE> token,
                uint64_t &conn_id);

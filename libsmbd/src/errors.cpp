@@ -90,6 +90,13 @@ const char *hint(Step step, int err)
                "after a transfer ends";
     case EMSGSIZE:
         return "the request is larger than the device allows";
+    case EADDRINUSE:
+        if (step == Step::set_policy)
+            return "another RDMA server listens on that port, most likely "
+                   "ksmbd: stop it (ksmbd.control --shutdown) or move "
+                   "smbdirect to other ports (module parameters ib_port and "
+                   "iwarp_port)";
+        return nullptr;
     case EINVAL:
         if (step == Step::set_policy)
             return "a policy value is outside the limits of struct "

@@ -92,7 +92,11 @@ std::error_code Handle::ioctl(Step step, unsigned long cmd, void *arg)
 
 std::error_code Handle::set_policy(const device::Params &params)
 {
-    int err = dev_.set_params(params);
+    uint16_t busy_port = 0;
+    int err = dev_.set_params(params, &busy_port);
+    if (err == EADDRINUSE && busy_port)
+        return fail(Step::set_policy, err,
+                    "on RDMA port " + std::to_string(busy_port));
     return err ? fail(Step::set_policy, err) : std::error_code{};
 }
 

@@ -20,6 +20,8 @@ TEST(GetInfo, ReportsAbiAndLimits)
     EXPECT_EQ(info.size, sizeof(info));
     EXPECT_EQ(info.out_abi_version, SMBD_ABI_VERSION);
     EXPECT_EQ(info.out_port, 5445u);
+    EXPECT_EQ(info.out_ib_port, 445u);
+    EXPECT_EQ(info.out_port_flags, SMBD_PORT_IB_ON_IWARP);
     EXPECT_EQ(info.out_pool_buffers, 64u);
     EXPECT_EQ(info.out_buffer_size, 1u << 20);
     EXPECT_EQ(info.out_mmap_size, 64ull << 20);

@@ -46,6 +46,12 @@ std::string server_addr()
     return a && *a ? a : "10.55.0.1";
 }
 
+std::string server_addr6()
+{
+    const char *a = std::getenv("SMBD_ADDR6");
+    return a && *a ? a : "fd55::1";
+}
+
 Counters Counters::now()
 {
     Counters c;
@@ -167,7 +173,7 @@ smbd::client::Smb2NegotiateOptions PeerOptions::default_smb2()
 smbd::client::Result<std::unique_ptr<Client>>
 negotiated_client(const PeerOptions &opt)
 {
-    auto c = Client::connect(server_addr(), kPort, opt.connect);
+    auto c = Client::connect(opt.addr, opt.port, opt.connect);
     if (!c)
         return c.error();
     if (auto st = (*c)->negotiate(); !st)

@@ -35,8 +35,9 @@ inline constexpr uint16_t kPort = 5445;
 // SMB2 header size: every test PDU carries one
 inline constexpr uint32_t kHeader = 64;
 
-// $SMBD_ADDR, the guest's soft-RoCE address.
+// $SMBD_ADDR, the guest's soft-RoCE address; $SMBD_ADDR6, its IPv6 one.
 std::string server_addr();
+std::string server_addr6();
 
 // Every counter under /sys/class/misc/smbd/counters at one moment.
 class Counters {
@@ -69,6 +70,8 @@ bool stays_quiet(Device &dev, std::chrono::milliseconds quiet = 200ms);
 struct PeerOptions {
     smbd::client::ConnectOptions connect = default_connect();
     smbd::client::Smb2NegotiateOptions smb2 = default_smb2();
+    std::string addr = server_addr();
+    uint16_t port = kPort;
 
     static smbd::client::ConnectOptions default_connect();
     static smbd::client::Smb2NegotiateOptions default_smb2();

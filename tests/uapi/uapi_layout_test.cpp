@@ -12,7 +12,7 @@
     static_assert(sizeof(struct type) == (n), #type " size");                  \
     static_assert(sizeof(struct type) % 8 == 0, #type " multiple of 8")
 
-SIZE(smbd_info, 64);
+SIZE(smbd_info, 72);
 PIN(smbd_info, size, 0);
 PIN(smbd_info, flags, 4);
 PIN(smbd_info, out_abi_version, 8);
@@ -27,8 +27,10 @@ PIN(smbd_info, out_buffer_size, 44);
 PIN(smbd_info, out_port, 48);
 PIN(smbd_info, out_max_iovs, 52);
 PIN(smbd_info, out_mmap_size, 56);
+PIN(smbd_info, out_ib_port, 64);
+PIN(smbd_info, out_port_flags, 68);
 
-SIZE(smbd_set_params, 160);
+SIZE(smbd_set_params, 168);
 PIN(smbd_set_params, size, 0);
 PIN(smbd_set_params, flags, 4);
 PIN(smbd_set_params, receive_credit_max, 8);
@@ -59,6 +61,8 @@ PIN(smbd_set_params, __reserved, 140);
 PIN(smbd_set_params, sec_blob_ptr, 144);
 PIN(smbd_set_params, setup_timeout_ms, 152);
 PIN(smbd_set_params, credit_timeout_ms, 156);
+PIN(smbd_set_params, out_busy_port, 160);
+PIN(smbd_set_params, __reserved2, 164);
 
 SIZE(smbd_listen, 8);
 PIN(smbd_listen, size, 0);

@@ -56,6 +56,13 @@ Result<std::unique_ptr<Client>> Client::connect(const std::string &addr,
     return std::unique_ptr<Client>(new Client(std::move(*rdma), opt));
 }
 
+uint16_t Client::port() const { return rdma_->port(); }
+bool Client::iwarp() const { return rdma_->iwarp(); }
+const std::optional<smbd_ird_ord> &Client::server_ird_ord() const
+{
+    return rdma_->server_ird_ord();
+}
+
 Client::Client(std::unique_ptr<RdmaConnection> rdma, const ConnectOptions &opt)
     : rdma_(std::move(rdma)), opt_(opt)
 {

@@ -20,7 +20,9 @@
 #include "credits.h"
 #include "data_transfer.h"
 #include "error.h"
+#include "ird_ord.h"
 #include "negotiate.h"
+#include "ports.h"
 #include "smb2_wire.h"
 
 struct ibv_pd;
@@ -80,8 +82,8 @@ class Client {
   public:
     using Clock = std::chrono::steady_clock;
 
-    // rdma_cm connect to @addr:@port (SMB Direct: 5445); no SMB Direct
-    // message is sent yet.
+    // rdma_cm connect to @addr:@port (kPortByTransport: 445 on IB/RoCE,
+    // 5445 on iWARP); no SMB Direct message is sent yet.
     static Result<std::unique_ptr<Client>>
     connect(const std::string &addr, uint16_t port,
             const ConnectOptions &opt = {});
@@ -181,6 +183,11 @@ class Client {
     const std::string &device_name() const { return device_; }
     uint8_t responder_resources() const { return responder_resources_; }
     uint8_t initiator_depth() const { return initiator_depth_; }
+    // The RDMA port connected to, whether over iWARP, and there the IRD
+    // and ORD the server answered in its accept.
+    uint16_t port() const;
+    bool iwarp() const;
+    const std::optional<smbd_ird_ord> &server_ird_ord() const;
 
   private:
     enum class Phase { connected, negotiated, broken };

@@ -1859,9 +1859,10 @@ std::string fuzz_summary(const FuzzOptions &opt, const FuzzReport &r)
 std::string fuzz_replay_command(const FuzzOptions &opt, uint64_t first,
                                 uint64_t count)
 {
-    std::string s = opt.program + " --addr " + opt.addr + " --port " +
-                    std::to_string(opt.port) + " --fuzz " +
-                    std::to_string(opt.seed) + " --conversations " +
+    std::string s = opt.program + " --addr " + opt.addr;
+    if (opt.port != kPortByTransport)
+        s += " --port " + std::to_string(opt.port);
+    s += " --fuzz " + std::to_string(opt.seed) + " --conversations " +
                     std::to_string(count) + " --first " + std::to_string(first);
     if (opt.stage)
         s += " --fuzz-stage " + std::string(fuzz_stage_name(*opt.stage));

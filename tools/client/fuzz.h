@@ -215,7 +215,7 @@ Status check_answer(std::span<const uint8_t> answer,
 struct FuzzOptions {
     std::string program = "smbdirect-client"; // for replay commands
     std::string addr;
-    uint16_t port = 5445;
+    uint16_t port = kPortByTransport;
     uint64_t seed = 0;
     uint64_t first = 0; // index of the first conversation
     uint64_t conversations = 100;

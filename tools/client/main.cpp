@@ -23,7 +23,8 @@ void usage(FILE *out)
         out,
         "usage: smbdirect-client --addr ADDR [options]\n"
         "  --addr ADDR            server address (IPv4/IPv6 or name)\n"
-        "  --port PORT            SMB Direct port (default 5445)\n"
+        "  --port PORT            RDMA port (default: 445 on InfiniBand and\n"
+        "                         RoCE, 5445 on iWARP, as Windows picks it)\n"
         "  --dialects LIST        SMB2 dialects offered, e.g. 0300,0302,0311 "
         "(default)\n"
         "  --new                  new session: SESSION_SETUP with SessionId 0 "

@@ -20,6 +20,14 @@ Error sys_error(Errc e, const std::string &what, int err = errno)
     return make_error(e, what + ": " + std::strerror(err));
 }
 
+void set_port(sockaddr_storage &ss, uint16_t port)
+{
+    if (ss.ss_family == AF_INET6)
+        reinterpret_cast<sockaddr_in6 &>(ss).sin6_port = htons(port);
+    else
+        reinterpret_cast<sockaddr_in &>(ss).sin_port = htons(port);
+}
+
 Status set_nonblocking(int fd)
 {
     int fl = fcntl(fd, F_GETFL);
@@ -75,6 +83,29 @@ Result<CmEvent> RdmaConnection::wait_cm_event(rdma_cm_event_type want,
     }
 }
 
+// The device the route to @dst takes, resolved on an id of its own (its
+// port is not known before), decides the port.
+Status RdmaConnection::pick_port(const sockaddr_storage &dst, uint16_t &port)
+{
+    rdma_cm_id *probe = nullptr;
+    if (rdma_create_id(nullptr, &probe, nullptr, RDMA_PS_TCP))
+        return sys_error(Errc::rdma, "rdma_create_id");
+    sockaddr_storage to = dst;
+    int rc = rdma_resolve_addr(probe, nullptr, reinterpret_cast<sockaddr *>(&to),
+                               int(setup_.timeout.count()));
+    int err = errno;
+    bool iwarp = rc == 0 && probe->verbs &&
+                 probe->verbs->device->transport_type == IBV_TRANSPORT_IWARP;
+    rdma_destroy_id(probe);
+    if (rc)
+        return sys_error(Errc::unreachable,
+                         "resolving the address (is an RDMA device bound to "
+                         "the route to it?)",
+                         err);
+    port = iwarp ? kIwarpPort : kIbPort;
+    return {};
+}
+
 Status RdmaConnection::create(const std::string &addr, uint16_t port)
 {
     addrinfo hints{}, *ai = nullptr;
@@ -88,6 +119,12 @@ Status RdmaConnection::create(const std::string &addr, uint16_t port)
     sockaddr_storage dst{};
     std::memcpy(&dst, ai->ai_addr, ai->ai_addrlen);
     freeaddrinfo(ai);
+    if (port == kPortByTransport) {
+        if (auto st = pick_port(dst, port); !st)
+            return st;
+        set_port(dst, port);
+    }
+    port_ = port;
 
     channel_ = rdma_create_event_channel();
     if (!channel_)
@@ -127,6 +164,7 @@ Status RdmaConnection::create(const std::string &addr, uint16_t port)
                               std::to_string(attr.max_cqe) +
                               " completions; ask for fewer receive credits");
     kernel_wc_flags_ = attr.vendor_id == rxe_vendor_id;
+    iwarp_ = id_->verbs->device->transport_type == IBV_TRANSPORT_IWARP;
     responder_resources_ =
         uint8_t(std::min<int>(setup_.responder_resources, attr.max_qp_rd_atom));
     initiator_depth_ = uint8_t(
@@ -175,13 +213,26 @@ Status RdmaConnection::create(const std::string &addr, uint16_t port)
     cp.initiator_depth = initiator_depth_;
     cp.retry_count = 6;
     cp.rnr_retry_count = 0; // as the Linux peers: an RNR is a credit bug
+    // iWARP: IRD and ORD in the private data too, as Windows sends them
+    uint8_t ird_ord[SMBD_IRD_ORD_SIZE];
+    if (iwarp_) {
+        smbd_ird_ord ours{responder_resources_, initiator_depth_};
+        smbd_ird_ord_build(ird_ord, &ours);
+        cp.private_data = ird_ord;
+        cp.private_data_len = sizeof(ird_ord);
+    }
     if (rdma_connect(id_, &cp))
         return sys_error(Errc::unreachable, "rdma_connect");
-    if (auto ev = wait_cm_event(RDMA_CM_EVENT_ESTABLISHED,
-                                "connecting to " + addr + " port " +
-                                    std::to_string(port));
-        !ev)
+    auto ev = wait_cm_event(RDMA_CM_EVENT_ESTABLISHED,
+                            "connecting to " + addr + " port " +
+                                std::to_string(port));
+    if (!ev)
         return ev.error();
+    smbd_ird_ord theirs{};
+    if (iwarp_ && smbd_ird_ord_parse(ev->private_data.data(),
+                                     uint32_t(ev->private_data.size()),
+                                     &theirs))
+        server_ird_ord_ = theirs;
     return {};
 }
 
@@ -270,7 +321,11 @@ std::optional<CmEvent> RdmaConnection::next_cm_event()
     rdma_cm_event *ev = nullptr;
     if (rdma_get_cm_event(channel_, &ev))
         return std::nullopt;
-    CmEvent out{ev->event, ev->status};
+    CmEvent out{ev->event, ev->status, {}};
+    const uint8_t *pd =
+        static_cast<const uint8_t *>(ev->param.conn.private_data);
+    if (ev->event == RDMA_CM_EVENT_ESTABLISHED && pd)
+        out.private_data.assign(pd, pd + ev->param.conn.private_data_len);
     rdma_ack_cm_event(ev);
     return out;
 }

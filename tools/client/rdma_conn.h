@@ -15,8 +15,11 @@
 #include <rdma/rdma_cma.h>
 
 #include "error.h"
+#include "ird_ord.h"
+#include "ports.h"
 
 namespace smbd::client {
+
 
 struct RdmaSetup {
     uint32_t recv_count = 1; // receive buffers (and receive WRs)
@@ -33,6 +36,7 @@ struct RdmaSetup {
 struct CmEvent {
     rdma_cm_event_type type;
     int status;
+    std::vector<uint8_t> private_data; // ESTABLISHED: the accept's
 };
 
 class RdmaConnection {
@@ -58,6 +62,14 @@ class RdmaConnection {
     std::string device_name() const;
     uint8_t responder_resources() const { return responder_resources_; }
     uint8_t initiator_depth() const { return initiator_depth_; }
+    bool iwarp() const { return iwarp_; }
+    // The port connected to (the transport's when asked with 0).
+    uint16_t port() const { return port_; }
+    // iWARP: the IRD and ORD the server answered in its accept, if any.
+    const std::optional<smbd_ird_ord> &server_ird_ord() const
+    {
+        return server_ird_ord_;
+    }
     // Whether a receive completion invalidated an rkey. soft-RoCE hands
     // userspace the kernel's completion as is, and the kernel's
     // IB_WC_WITH_INVALIDATE (1 << 2) is not libibverbs' IBV_WC_WITH_INV
@@ -91,9 +103,14 @@ class RdmaConnection {
     Result<CmEvent> wait_cm_event(rdma_cm_event_type want,
                                   const std::string &step);
 
+    Status pick_port(const sockaddr_storage &dst, uint16_t &port);
+
     RdmaSetup setup_;
     uint8_t responder_resources_ = 0;
     uint8_t initiator_depth_ = 0;
+    bool iwarp_ = false;
+    uint16_t port_ = 0;
+    std::optional<smbd_ird_ord> server_ird_ord_;
     bool kernel_wc_flags_ = false;
     std::vector<uint8_t> recv_mem_;
     std::vector<uint8_t> send_mem_;

@@ -102,7 +102,8 @@ class Runner {
         c_ = std::move(*c);
         r_.device = c_->device_name();
         step("connected to " + opt_.addr + " port " +
-             std::to_string(opt_.port) + " over " + r_.device +
+             std::to_string(c_->port()) + " over " + r_.device +
+             (c_->iwarp() ? " (iWARP)" : "") +
              " (responder_resources " +
              std::to_string(c_->responder_resources()) + ", initiator_depth " +
              std::to_string(c_->initiator_depth()) + ")");

@@ -23,7 +23,7 @@ enum class IoMode { none, write_read, bench };
 
 struct RunOptions {
     std::string addr;
-    uint16_t port = 5445;
+    uint16_t port = kPortByTransport;
     ConnectOptions connect;
     Smb2NegotiateOptions smb2;
     bool bind = false; // binding SESSION_SETUP for bind_session

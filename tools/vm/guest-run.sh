@@ -11,6 +11,7 @@ repo=$(arg smbd.repo)
 out=$(arg smbd.out)
 scenario=$(arg smbd.scenario)
 export SMBD_REPO="$repo" SMBD_BUILD="$(arg smbd.build)" SMBD_ADDR=10.55.0.1 \
+	SMBD_ADDR6=fd55::1 \
 	SMBD_SAMBA="$(arg smbd.samba)" SMBD_DRIVER="$(arg smbd.driver)" \
 	SMBD_TIER="$(arg smbd.tier | tr , ' ')" \
 	SMBD_FUZZ_CONVERSATIONS="$(arg smbd.fuzz_conversations)" \
@@ -24,6 +25,7 @@ setup() {
 	ip link add smbd0 type dummy &&
 	ip link set smbd0 mtu 9000 up &&
 	ip addr add "$SMBD_ADDR/24" dev smbd0 &&
+	ip -6 addr add "$SMBD_ADDR6/64" dev smbd0 nodad &&
 	modprobe crc32_generic &&
 	modprobe rdma_rxe &&
 	rdma link add rxe0 type rxe netdev smbd0 &&

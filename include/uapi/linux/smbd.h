@@ -26,6 +26,8 @@
  *              process that does not own the listening file
  *  EBUSY       the role is already held by another file (SET_PARAMS, LISTEN),
  *              or the session is registered by another file
+ *  EADDRINUSE  SET_PARAMS: another listener (ksmbd, say) holds an RDMA port
+ *              the driver serves; out_busy_port names it
  *  ENOENT      unknown connection id, session id or token; a connection's
  *              id is unknown to its owner once its DISCONNECTED is queued
  *  ENOSPC      no room: the pool has no such buffer
@@ -101,9 +103,15 @@ enum {
  * @out_max_descriptors: most Buffer Descriptor V1 entries in one operation
  * @out_pool_buffers: buffers in each file's pool (module parameter)
  * @out_buffer_size: bytes per pool buffer (module parameter)
- * @out_port: TCP port space the RDMA listener uses (module parameter)
+ * @out_port: the RDMA port iWARP clients are served on (module parameter
+ *	iwarp_port, [MS-SMBD] 2.1: 5445), 0 if none
  * @out_max_iovs: most iovecs in one SEND_PDU entry
  * @out_mmap_size: bytes of the pool mapping (see SMBD_IOC_GET_MEM_PARAMS)
+ * @out_ib_port: the RDMA port InfiniBand and RoCE clients are served on
+ *	(module parameter ib_port, [MS-SMBD] 2.1: SMB's 445), 0 if none
+ * @out_port_flags: SMBD_PORT_*
+ *
+ * The driver listens on these ports only while a master holds SET_PARAMS.
  */
 struct smbd_info {
 	__u32 size;
@@ -120,7 +128,12 @@ struct smbd_info {
 	__u32 out_port;
 	__u32 out_max_iovs;
 	__aligned_u64 out_mmap_size;
+	__u32 out_ib_port;
+	__u32 out_port_flags;
 };
+
+/* smbd_info.out_port_flags */
+#define SMBD_PORT_IB_ON_IWARP (1U << 0)	/* out_port serves IB/RoCE too */
 
 #define SMBD_IOC_GET_INFO _IO(SMBD_IOCTL_TYPE, SMBD_CMD_GET_INFO)
 
@@ -185,9 +198,14 @@ struct smbd_info {
  *	predate the field pass: @keepalive_timeout_ms). A client grants when
  *	its reader has consumed what it received, which on a loaded machine
  *	takes longer than the 5 s a keepalive answer needs.
+ * @out_busy_port: on EADDRINUSE, the RDMA port another listener holds; must
+ *	be 0 on input
+ * @__reserved2: must be 0
  *
- * The parameters hold while the calling file stays open; when it closes, new
- * RDMA connections are rejected until SET_PARAMS is called again.
+ * The parameters hold while the calling file stays open. The first
+ * SET_PARAMS of a master opens the RDMA listeners (see struct smbd_info);
+ * when the file closes, they close and the ports are free for another
+ * server until SET_PARAMS is called again.
  */
 struct smbd_set_params {
 	__u32 size;
@@ -220,6 +238,8 @@ struct smbd_set_params {
 	__aligned_u64 sec_blob_ptr;
 	__u32 setup_timeout_ms;
 	__u32 credit_timeout_ms;
+	__u32 out_busy_port;
+	__u32 __reserved2;
 };
 
 #define SMBD_IOC_SET_PARAMS _IO(SMBD_IOCTL_TYPE, SMBD_CMD_SET_PARAMS)
