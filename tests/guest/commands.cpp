@@ -86,7 +86,12 @@ Request disconnect(size_t extra)
 const std::vector<Command> &offered_commands()
 {
     static const std::vector<Command> commands = {
-        {"GET_INFO", SMBD_IOC_GET_INFO, get_info, {}, 0},
+        {"GET_INFO",
+         SMBD_IOC_GET_INFO,
+         get_info,
+         {},
+         0,
+         offsetof(smbd_info, out_ib_port)},
         {"SET_PARAMS",
          SMBD_IOC_SET_PARAMS,
          set_params,

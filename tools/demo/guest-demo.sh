@@ -10,7 +10,7 @@ log=$(mktemp)
 say() { printf '\n== %s\n' "$*"; }
 client() { "$bin/client/smbdirect-client" --addr "$SMBD_ADDR" "$@"; }
 
-say "smbdirect.ko is loaded and listens for RDMA on port $(cat /sys/module/smbdirect/parameters/port); soft-RoCE:"
+say "smbdirect.ko is loaded; it listens for RDMA on port $(cat /sys/module/smbdirect/parameters/ib_port) (InfiniBand, RoCE) and $(cat /sys/module/smbdirect/parameters/iwarp_port) (iWARP) once an smbd registers; soft-RoCE:"
 rdma link show
 
 say "The smbd side starts on libsmbd and its tevent glue: SET_PARAMS (transport limits and the SMB2 NEGOTIATE policy), LISTEN for new sessions, and registers session 0x1234 as an smbd with a session would"

@@ -8,7 +8,7 @@ E2E_BIG_MB=16
 say() { printf '\n== %s\n' "$*"; }
 c() { cat "$COUNTERS/$1"; }
 
-say "smbdirect.ko listens for RDMA on port $(cat /sys/module/smbdirect/parameters/port); soft-RoCE:"
+say "smbdirect.ko listens for RDMA on port $(cat /sys/module/smbdirect/parameters/ib_port) (InfiniBand, RoCE) and $(cat /sys/module/smbdirect/parameters/iwarp_port) (iWARP) once an smbd registers; soft-RoCE:"
 rdma link show
 e2e_setup || { echo "setup failed: $E2E_WHY"; exit 1; }
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // smbdctl: what smbdirect.ko is doing, for a person or (--json) a program:
 // the module's parameters, its counters, the RDMA latency histogram, the
-// roles and sessions, and one line per connection.
+// roles and sessions, the RDMA listeners, and one line per connection.
 //
 // Sources: /sys/module/smbdirect/parameters, /sys/class/misc/smbd/counters
-// and debugfs smbdirect/{connections,sessions,rdma_latency} (root; debugfs
-// mounted).
+// and debugfs smbdirect/{connections,sessions,rdma_latency,listeners}
+// (root; debugfs mounted).
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -102,6 +102,7 @@ struct State {
     std::optional<std::vector<Pairs>> conns;
     std::optional<std::vector<Pairs>> sessions;
     std::optional<std::vector<Pairs>> latency;
+    std::optional<std::vector<Pairs>> listeners;
 };
 
 void print_json_list(const char *name,
@@ -129,6 +130,7 @@ void print_json(const State &st)
     print_json_list("connections", st.conns);
     print_json_list("sessions", st.sessions);
     print_json_list("rdma_latency", st.latency);
+    print_json_list("listeners", st.listeners);
     std::printf("}\n");
 }
 
@@ -174,11 +176,21 @@ void print_sessions(const std::vector<Pairs> &lines)
     }
 }
 
+void print_listeners(const std::vector<Pairs> &lines)
+{
+    std::printf("\nlisteners:%s\n",
+                lines.empty() ? " none (no master smbd registered)" : "");
+    for (const Pairs &l : lines)
+        std::printf("  %s for %s\n", get(l, "addr").c_str(),
+                    get(l, "serves").c_str());
+}
+
 void print_conn(const Pairs &c)
 {
-    std::printf("  #%s %s %s -> %s, owner pid %s, dialect %s, session %s\n",
+    std::printf("  #%s %s %s %s -> %s, owner pid %s, dialect %s, session %s\n",
                 get(c, "id").c_str(), get(c, "state").c_str(),
-                get(c, "remote").c_str(), get(c, "local").c_str(),
+                get(c, "transport").c_str(), get(c, "remote").c_str(),
+                get(c, "local").c_str(),
                 get(c, "owner_pid").c_str(), get(c, "dialect").c_str(),
                 get(c, "session").c_str());
     std::printf("      credits: %s to send, %s receives posted (%s granted, "
@@ -203,8 +215,13 @@ void print_conn(const Pairs &c)
 
 void print_text(const State &st)
 {
-    std::printf("smbdirect: port %s, pool %s x %s bytes per open file\n",
-                get(st.params, "port").c_str(),
+    std::printf("smbdirect: RDMA port %s for InfiniBand and RoCE, %s for "
+                "iWARP%s; pool %s x %s bytes per open file\n",
+                get(st.params, "ib_port").c_str(),
+                get(st.params, "iwarp_port").c_str(),
+                get(st.params, "ib_on_iwarp_port") == "Y"
+                    ? " and InfiniBand and RoCE"
+                    : "",
                 get(st.params, "pool_buffers").c_str(),
                 get(st.params, "buffer_size").c_str());
     std::printf("\ncounters (since the module was loaded):\n");
@@ -219,6 +236,10 @@ void print_text(const State &st)
         print_sessions(*st.sessions);
     else
         print_unreadable("roles and sessions", "sessions");
+    if (st.listeners)
+        print_listeners(*st.listeners);
+    else
+        print_unreadable("listeners", "listeners");
     if (!st.conns) {
         print_unreadable("connections", "connections");
         return;
@@ -249,8 +270,9 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "smbdctl: smbdirect.ko is not loaded\n");
         return 1;
     }
-    State st{read_dir(kParams), read_dir(kCounters), read_list("connections"),
-             read_list("sessions"), read_list("rdma_latency")};
+    State st{read_dir(kParams),          read_dir(kCounters),
+             read_list("connections"),    read_list("sessions"),
+             read_list("rdma_latency"),   read_list("listeners")};
     if (json)
         print_json(st);
     else
