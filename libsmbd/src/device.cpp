@@ -417,12 +417,12 @@ void PoolMapping::unmap()
 std::vector<std::string> counter_names()
 {
     std::vector<std::string> names = {
-        "conn_requests",    "conn_rejected",   "conn_wrong_port",
-        "conn_active",      "negotiated",      "pdus_received",
-        "pdus_sent",        "bytes_received",  "bytes_sent",
-        "keepalives_sent",  "credit_stalls",   "rdma_reads",
-        "rdma_writes",      "rdma_read_bytes", "rdma_write_bytes",
-        "rdma_errors",      "rdma_inflight",
+        "conn_requests",   "conn_rejected",   "conn_wrong_port",
+        "conn_active",     "negotiated",      "pdus_received",
+        "pdus_sent",       "bytes_received",  "bytes_sent",
+        "keepalives_sent", "credit_stalls",   "rdma_reads",
+        "rdma_writes",     "rdma_read_bytes", "rdma_write_bytes",
+        "rdma_errors",     "rdma_inflight",
     };
     for (uint32_t r = SMBD_REASON_LOCAL; r < std::size(reason_names); r++)
         names.push_back(std::string("disconnect_") + reason_names[r]);

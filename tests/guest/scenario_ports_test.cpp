@@ -102,8 +102,8 @@ using Ports = Scenario;
 TEST_F(Ports, ListenersExistOnlyWhileAMasterHoldsTheParameters)
 {
     EXPECT_EQ(listeners(), "") << "listening with no master";
-    auto before = Client::connect(server_addr(), kIbPort,
-                                  PeerOptions::default_connect());
+    auto before =
+        Client::connect(server_addr(), kIbPort, PeerOptions::default_connect());
     EXPECT_FALSE(before) << "connected to 445 with no master";
     {
         Device master(O_NONBLOCK);
@@ -128,8 +128,8 @@ TEST_F(Ports, ListenersExistOnlyWhileAMasterHoldsTheParameters)
         EXPECT_EQ(listeners(), l);
     }
     EXPECT_EQ(listeners(), "") << "still listening after the master closed";
-    auto after = Client::connect(server_addr(), kIbPort,
-                                 PeerOptions::default_connect());
+    auto after =
+        Client::connect(server_addr(), kIbPort, PeerOptions::default_connect());
     EXPECT_FALSE(after) << "connected to 445 after the master closed";
     // nothing reached the driver: no listener, no request
     EXPECT_EQ(delta("conn_requests"), 0);
@@ -202,8 +202,8 @@ TEST_F(Ports, ConnectionListNamesTransportAndPort)
 {
     Smbd smbd(fast_params(), true);
     auto client = peer([]() -> std::string {
-        auto c = negotiated_client(PeerOptions{.addr = server_addr(),
-                                               .port = kIbPort});
+        auto c = negotiated_client(
+            PeerOptions{.addr = server_addr(), .port = kIbPort});
         if (!c)
             return "connect and negotiate: " + c.error().message;
         const std::string list = connections();
@@ -263,16 +263,16 @@ TEST_F(Ports, BothFlowsOverIpv6OnEachPort)
         SCOPED_TRACE("port " + std::to_string(port));
         {
             Smbd smbd(fast_params(), true);
-            auto client =
-                peer([port] { return one_session(server_addr6(), port, false); });
+            auto client = peer(
+                [port] { return one_session(server_addr6(), port, false); });
             ASSERT_TRUE(smbd.serve_peer(client)) << verdict(client);
             EXPECT_EQ(verdict(client), "");
             expect_local(smbd, AF_INET6, port);
         }
         {
             Smbd smbd(fast_params(), false, {kSession});
-            auto client =
-                peer([port] { return one_session(server_addr6(), port, true); });
+            auto client = peer(
+                [port] { return one_session(server_addr6(), port, true); });
             ASSERT_TRUE(smbd.serve_peer(client)) << verdict(client);
             EXPECT_EQ(verdict(client), "");
             expect_local(smbd, AF_INET6, port);

@@ -1863,7 +1863,7 @@ std::string fuzz_replay_command(const FuzzOptions &opt, uint64_t first,
     if (opt.port != kPortByTransport)
         s += " --port " + std::to_string(opt.port);
     s += " --fuzz " + std::to_string(opt.seed) + " --conversations " +
-                    std::to_string(count) + " --first " + std::to_string(first);
+         std::to_string(count) + " --first " + std::to_string(first);
     if (opt.stage)
         s += " --fuzz-stage " + std::string(fuzz_stage_name(*opt.stage));
     if (opt.wait != FuzzOptions{}.wait)

@@ -91,8 +91,9 @@ Status RdmaConnection::pick_port(const sockaddr_storage &dst, uint16_t &port)
     if (rdma_create_id(nullptr, &probe, nullptr, RDMA_PS_TCP))
         return sys_error(Errc::rdma, "rdma_create_id");
     sockaddr_storage to = dst;
-    int rc = rdma_resolve_addr(probe, nullptr, reinterpret_cast<sockaddr *>(&to),
-                               int(setup_.timeout.count()));
+    int rc =
+        rdma_resolve_addr(probe, nullptr, reinterpret_cast<sockaddr *>(&to),
+                          int(setup_.timeout.count()));
     int err = errno;
     bool iwarp = rc == 0 && probe->verbs &&
                  probe->verbs->device->transport_type == IBV_TRANSPORT_IWARP;
@@ -229,9 +230,9 @@ Status RdmaConnection::create(const std::string &addr, uint16_t port)
     if (!ev)
         return ev.error();
     smbd_ird_ord theirs{};
-    if (iwarp_ && smbd_ird_ord_parse(ev->private_data.data(),
-                                     uint32_t(ev->private_data.size()),
-                                     &theirs))
+    if (iwarp_ &&
+        smbd_ird_ord_parse(ev->private_data.data(),
+                           uint32_t(ev->private_data.size()), &theirs))
         server_ird_ord_ = theirs;
     return {};
 }

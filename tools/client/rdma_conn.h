@@ -20,7 +20,6 @@
 
 namespace smbd::client {
 
-
 struct RdmaSetup {
     uint32_t recv_count = 1; // receive buffers (and receive WRs)
     uint32_t recv_size = 8192;

@@ -103,8 +103,7 @@ class Runner {
         r_.device = c_->device_name();
         step("connected to " + opt_.addr + " port " +
              std::to_string(c_->port()) + " over " + r_.device +
-             (c_->iwarp() ? " (iWARP)" : "") +
-             " (responder_resources " +
+             (c_->iwarp() ? " (iWARP)" : "") + " (responder_resources " +
              std::to_string(c_->responder_resources()) + ", initiator_depth " +
              std::to_string(c_->initiator_depth()) + ")");
         if (opt_.hostile != Hostile::none)

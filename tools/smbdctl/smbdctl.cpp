@@ -190,9 +190,8 @@ void print_conn(const Pairs &c)
     std::printf("  #%s %s %s %s -> %s, owner pid %s, dialect %s, session %s\n",
                 get(c, "id").c_str(), get(c, "state").c_str(),
                 get(c, "transport").c_str(), get(c, "remote").c_str(),
-                get(c, "local").c_str(),
-                get(c, "owner_pid").c_str(), get(c, "dialect").c_str(),
-                get(c, "session").c_str());
+                get(c, "local").c_str(), get(c, "owner_pid").c_str(),
+                get(c, "dialect").c_str(), get(c, "session").c_str());
     std::printf("      credits: %s to send, %s receives posted (%s granted, "
                 "target %s)\n",
                 get(c, "send_credits").c_str(), get(c, "recv_posted").c_str(),
@@ -215,15 +214,14 @@ void print_conn(const Pairs &c)
 
 void print_text(const State &st)
 {
-    std::printf("smbdirect: RDMA port %s for InfiniBand and RoCE, %s for "
-                "iWARP%s; pool %s x %s bytes per open file\n",
-                get(st.params, "ib_port").c_str(),
-                get(st.params, "iwarp_port").c_str(),
-                get(st.params, "ib_on_iwarp_port") == "Y"
-                    ? " and InfiniBand and RoCE"
-                    : "",
-                get(st.params, "pool_buffers").c_str(),
-                get(st.params, "buffer_size").c_str());
+    std::printf(
+        "smbdirect: RDMA port %s for InfiniBand and RoCE, %s for "
+        "iWARP%s; pool %s x %s bytes per open file\n",
+        get(st.params, "ib_port").c_str(), get(st.params, "iwarp_port").c_str(),
+        get(st.params, "ib_on_iwarp_port") == "Y" ? " and InfiniBand and RoCE"
+                                                  : "",
+        get(st.params, "pool_buffers").c_str(),
+        get(st.params, "buffer_size").c_str());
     std::printf("\ncounters (since the module was loaded):\n");
     for (const auto &[k, v] : st.counters)
         if (v != "0" || k.rfind("disconnect_", 0) != 0)
@@ -270,9 +268,9 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "smbdctl: smbdirect.ko is not loaded\n");
         return 1;
     }
-    State st{read_dir(kParams),          read_dir(kCounters),
-             read_list("connections"),    read_list("sessions"),
-             read_list("rdma_latency"),   read_list("listeners")};
+    State st{read_dir(kParams),         read_dir(kCounters),
+             read_list("connections"),  read_list("sessions"),
+             read_list("rdma_latency"), read_list("listeners")};
     if (json)
         print_json(st);
     else
