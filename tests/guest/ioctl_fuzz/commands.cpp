@@ -31,13 +31,17 @@ struct Command {
     // output fields: what the caller leaves in them must not matter
     size_t out_begin;
     size_t out_end;
+    // the struct's first version, where it grew since; 0: size
+    size_t min_size = 0;
 };
 
 const Command kTable[kCommands] = {
     {SMBD_IOC_GET_INFO, sizeof(smbd_info), 0,
-     offsetof(smbd_info, out_abi_version), sizeof(smbd_info)},
+     offsetof(smbd_info, out_abi_version), sizeof(smbd_info),
+     offsetof(smbd_info, out_ib_port)},
     {SMBD_IOC_SET_PARAMS, sizeof(smbd_set_params),
-     offsetof(smbd_set_params, __reserved), 0, 0},
+     offsetof(smbd_set_params, __reserved), 0, 0,
+     offsetof(smbd_set_params, setup_timeout_ms)},
     {SMBD_IOC_LISTEN, sizeof(smbd_listen), 0, 0, 0},
     {SMBD_IOC_ACCEPT, sizeof(smbd_accept), 0,
      offsetof(smbd_accept, out_conn_id), sizeof(smbd_accept)},
@@ -171,6 +175,7 @@ uint8_t *Thread::issue(Request &req, const Handle &h, int &err, uint32_t &usize)
 {
     const Command &c = kTable[req.op];
     const size_t ksize = c.size;
+    const size_t kmin = c.min_size ? c.min_size : ksize;
     uint8_t *body = req.body;
     // a request that must fail before it allocates gets one of these
     enum : uint64_t { NONE, SHORT, TAIL, FLAGS, BAD_ARG };
@@ -242,8 +247,10 @@ uint8_t *Thread::issue(Request &req, const Handle &h, int &err, uint32_t &usize)
         }
         arg = reinterpret_cast<uint64_t>(p);
         // the order the ioctl entry and copy_struct_from_user() check in
-        if (usize < ksize)
+        if (usize < kmin)
             predict = EINVAL;
+        else if (usize < ksize)
+            predict = -1; // an older caller's struct: any documented answer
         else if (tail_nonzero)
             predict = E2BIG;
         else if (header_einval && !huge)
@@ -272,14 +279,14 @@ uint8_t *Thread::issue(Request &req, const Handle &h, int &err, uint32_t &usize)
         uint8_t *p = scratch + kScratch - k;
         std::memcpy(p, whole.data(), k);
         arg = reinterpret_cast<uint64_t>(p);
-        predict = k < 4 ? EFAULT : usize < ksize ? EINVAL : -1;
+        predict = k < 4 ? EFAULT : usize < kmin ? EINVAL : -1;
         req.mutated("arg=edge");
     }
 
     Errnos allowed;
     if (predict >= 0)
         allowed = errnos({predict});
-    else if (req.valid)
+    else if (req.valid && usize >= ksize)
         allowed = req.semantic;
     else // a mutation need not make it fail: a shared window may be mapped
         allowed = documented() | extras(req.op) | errnos({0});

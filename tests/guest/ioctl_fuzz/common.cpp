@@ -84,8 +84,8 @@ Errnos errnos(std::initializer_list<int> list)
 
 Errnos documented()
 {
-    return errnos({EFAULT, EINVAL, E2BIG, ENOTTY, EPERM, EBUSY, ENOENT, ENOSPC,
-                   EMSGSIZE, EAGAIN, ENOTCONN, EINTR});
+    return errnos({EFAULT, EINVAL, E2BIG, ENOTTY, EPERM, EBUSY, EADDRINUSE,
+                   ENOENT, ENOSPC, EMSGSIZE, EAGAIN, ENOTCONN, EINTR});
 }
 
 void Tokens::put(const uint8_t *token)
