@@ -16,6 +16,11 @@ counter() { cat "$COUNTERS/$1"; }
 owned_connections() {
 	grep -c 'state=owned' /sys/kernel/debug/smbdirect/connections
 }
+# "transport:port" of each owned connection, from the driver's list
+connection_ports() {
+	sed -n 's/^id=[0-9]* state=owned transport=\([a-z]*\) local=[^ ]*:\([0-9]*\) .*/\1:\2/p' \
+		/sys/kernel/debug/smbdirect/connections | sort | paste -sd, -
+}
 
 e2e_setup() {
 	mkdir -p "$E2E_DIR"/lock "$E2E_DIR"/state "$E2E_DIR"/cache \
@@ -95,8 +100,9 @@ stop_smbd() {
 }
 
 # ksmbd, the in-kernel reference server, on the same share and user. It
-# serves RDMA on 445: with no smbd registered, the driver refuses 5445
-# and the client falls back to it.
+# serves RDMA on 445, which the driver holds only while an smbd is
+# registered; the client tries 5445 first, finds no listener there and
+# falls back to 445.
 start_ksmbd() {
 	mkdir -p /etc/ksmbd
 	cat >/etc/ksmbd/ksmbd.conf <<CONF
@@ -188,6 +194,7 @@ run_scenario() {
 scenario() {
 	workload=$1 opts=$2 want_channels=$3 mode=$4
 	start_server "${E2E_SIGNING:-auto}" || return 1
+	wrong0=$(counter conn_wrong_port)
 	mount -t cifs "//$SMBD_ADDR/e2e" "$E2E_MNT" \
 		-o "$opts,username=$E2E_USER,password=$E2E_PASS" ||
 		fail "mount -o $opts failed: $(dmesg | grep CIFS | tail -n 1)" ||
@@ -203,6 +210,7 @@ scenario() {
 	done
 	channels=$(client_channels)
 	driver_conns=$(owned_connections)
+	conns=$(connection_ports)
 	[ "$channels" = "$want_channels" ] ||
 		fail "$channels channels, expected $want_channels" || return 1
 	# ksmbd: nothing may go through the driver
@@ -247,7 +255,8 @@ scenario() {
 			fail "PDUs carried $inline_in bytes in and $inline_out out, expected at least $bytes each" ||
 			return 1 ;;
 	esac
-	E2E_DETAIL="channels=$channels rdma_in=$pulled rdma_out=$pushed pdu_in=$inline_in pdu_out=$inline_out $E2E_WORK"
+	wrong_port=$(( $(counter conn_wrong_port) - wrong0 ))
+	E2E_DETAIL="channels=$channels conns=${conns:-none} wrong_port=$wrong_port rdma_in=$pulled rdma_out=$pushed pdu_in=$inline_in pdu_out=$inline_out $E2E_WORK"
 }
 
 # put_file <from> <to>: through the page cache, or with E2E_WRITER=direct
