@@ -41,7 +41,7 @@
 
 struct smbd_listener {
 	struct list_head node;
-	struct rdma_cm_id *id;		/* NULL once given up (device removal) */
+	struct rdma_cm_id *id;
 	struct sockaddr_storage addr;	/* bound address and port */
 	bool wildcard;			/* the iWARP port's, else per address */
 	bool seen;			/* the last sync found its address */
@@ -60,10 +60,6 @@ static DEFINE_SPINLOCK(smbd_listen_list_lock);
 static void smbd_listen_work_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(smbd_listen_work, smbd_listen_work_fn);
 
-/*
- * Which transports a connect request's port serves: the iWARP port serves
- * iWARP (and IB/RoCE with ib_on_iwarp_port), the IB port IB and RoCE.
- */
 static u16 smbd_sockaddr_port(const struct sockaddr_storage *ss)
 {
 	if (ss->ss_family == AF_INET)
@@ -131,8 +127,12 @@ reject:
 	return ret;
 }
 
-/* A per-address listener's device goes away: the sync destroys it. */
-static void smbd_listener_device_removal(struct rdma_cm_id *cm_id)
+/*
+ * A per-address listener's device goes away, or its address moved to
+ * another device (a bond's failover): the sync destroys it, and binds the
+ * address again where it now is.
+ */
+static void smbd_listener_gone(struct rdma_cm_id *cm_id)
 {
 	struct smbd_listener *l;
 
@@ -153,8 +153,9 @@ static int smbd_cm_handler(struct rdma_cm_id *cm_id,
 		return smbd_connect_request(cm_id, event);
 	if (!conn) {
 		/* a listener's own id carries no context */
-		if (event->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
-			smbd_listener_device_removal(cm_id);
+		if (event->event == RDMA_CM_EVENT_DEVICE_REMOVAL ||
+		    event->event == RDMA_CM_EVENT_ADDR_CHANGE)
+			smbd_listener_gone(cm_id);
 		return 0;
 	}
 
@@ -206,6 +207,16 @@ static int smbd_addr_is_ib(const struct sockaddr_storage *addr)
 	return ret;
 }
 
+/* Waits for connect requests in progress; no new one arrives after. */
+static void smbd_listener_destroy(struct smbd_listener *l)
+{
+	spin_lock(&smbd_listen_list_lock);
+	list_del(&l->node);
+	spin_unlock(&smbd_listen_list_lock);
+	rdma_destroy_id(l->id);
+	kfree(l);
+}
+
 static int smbd_listener_create(const struct sockaddr_storage *addr,
 				bool wildcard)
 {
@@ -222,35 +233,23 @@ static int smbd_listener_create(const struct sockaddr_storage *addr,
 		kfree(l);
 		return PTR_ERR(id);
 	}
+	l->id = id;
+	l->addr = *addr;
+	l->wildcard = wildcard;
+	l->seen = true;
+	/* listed before the bind ties it to a device its removal must find */
+	spin_lock(&smbd_listen_list_lock);
+	list_add_tail(&l->node, &smbd_listeners);
+	spin_unlock(&smbd_listen_list_lock);
 	/* IPv4 and IPv6 listen apart, so that one can exist without the other */
 	ret = rdma_set_afonly(id, 1);
 	if (!ret)
 		ret = rdma_bind_addr(id, (struct sockaddr *)addr);
 	if (!ret)
 		ret = rdma_listen(id, SMBD_LISTEN_BACKLOG);
-	if (ret) {
-		rdma_destroy_id(id);
-		kfree(l);
-		return ret;
-	}
-	l->id = id;
-	l->addr = *addr;
-	l->wildcard = wildcard;
-	l->seen = true;
-	spin_lock(&smbd_listen_list_lock);
-	list_add_tail(&l->node, &smbd_listeners);
-	spin_unlock(&smbd_listen_list_lock);
-	return 0;
-}
-
-/* Waits for connect requests in progress; no new one arrives after. */
-static void smbd_listener_destroy(struct smbd_listener *l)
-{
-	spin_lock(&smbd_listen_list_lock);
-	list_del(&l->node);
-	spin_unlock(&smbd_listen_list_lock);
-	rdma_destroy_id(l->id);
-	kfree(l);
+	if (ret)
+		smbd_listener_destroy(l);
+	return ret;
 }
 
 static bool smbd_sockaddr_equal(const struct sockaddr_storage *a,
@@ -284,8 +283,20 @@ smbd_listener_find(const struct sockaddr_storage *a)
 struct smbd_addr_list {
 	struct sockaddr_storage *a;
 	u32 n, cap;
-	bool tentative;		/* some address is not usable yet */
+	bool tentative;		/* an RDMA netdev's address is not usable yet */
 };
+
+/* Whether an RDMA device sits on @dev (RoCE and iWARP say so). */
+static bool smbd_netdev_has_rdma(struct net_device *dev)
+{
+	struct ib_device *ibdev = ib_device_get_by_netdev(dev,
+							  RDMA_DRIVER_UNKNOWN);
+
+	if (!ibdev)
+		return false;
+	ib_device_put(ibdev);
+	return true;
+}
 
 static void smbd_addr_push(struct smbd_addr_list *al,
 			   const struct sockaddr_storage *ss)
@@ -325,7 +336,8 @@ static void smbd_addrs_of(struct net_device *dev, struct smbd_addr_list *al)
 		if (ifp->flags & IFA_F_DADFAILED)
 			continue;
 		if (ifp->flags & IFA_F_TENTATIVE) {
-			al->tentative = true;
+			/* a link without carrier keeps it so: not worth a retry */
+			al->tentative |= smbd_netdev_has_rdma(dev);
 			continue;
 		}
 		memset(&ss, 0, sizeof(ss));
@@ -409,10 +421,6 @@ static int smbd_listen_addresses(void)
 	int ret = 0, err;
 	u32 i;
 
-	/* first, so that their addresses can be bound again */
-	list_for_each_entry_safe(l, next, &smbd_listeners, node)
-		if (READ_ONCE(l->gone))
-			smbd_listener_destroy(l);
 	list_for_each_entry(l, &smbd_listeners, node)
 		l->seen = l->wildcard;
 	if (smbd_ib_port) {
@@ -429,6 +437,9 @@ static int smbd_listen_addresses(void)
 		err = smbd_addr_is_ib(&al.a[i]);
 		if (err > 0)
 			err = smbd_listener_create(&al.a[i], false);
+		/* EADDRNOTAVAIL is also an address that left meanwhile */
+		if (smbd_port_busy(err) && smbd_addr_is_ib(&al.a[i]) <= 0)
+			err = 0;
 		if (smbd_port_busy(err))
 			err = smbd_listen_busy(smbd_ib_port);
 		if (err && !ret)
@@ -438,9 +449,10 @@ static int smbd_listen_addresses(void)
 	list_for_each_entry_safe(l, next, &smbd_listeners, node)
 		if (!l->seen || READ_ONCE(l->gone))
 			smbd_listener_destroy(l);
+	/* never delays a run already queued: a flush may be waiting for it */
 	if (al.tentative)
-		mod_delayed_work(system_wq, &smbd_listen_work,
-				 SMBD_LISTEN_RETRY);
+		queue_delayed_work(system_wq, &smbd_listen_work,
+				   SMBD_LISTEN_RETRY);
 	kvfree(al.a);
 	return ret;
 }
@@ -458,6 +470,10 @@ static void smbd_listen_sync(void)
 
 	mutex_lock(&smbd_listen_lock);
 	smbd_listen_busy_port = 0;
+	/* first: the CM waits for them, and their addresses may be bound again */
+	list_for_each_entry_safe(l, next, &smbd_listeners, node)
+		if (READ_ONCE(l->gone))
+			smbd_listener_destroy(l);
 	if (smbd_params_registered()) {
 		ret = smbd_listen_wildcards();
 		if (!ret)
@@ -527,16 +543,44 @@ static struct notifier_block smbd_inet6addr_nb = {
 	.notifier_call = smbd_listen_notify,
 };
 
+/*
+ * A RoCE device learns an address (its GID) from the RDMA core's own work,
+ * after the address notifiers ran: each GID change resyncs.
+ */
+static void smbd_ib_event(struct ib_event_handler *h, struct ib_event *ev)
+{
+	if (ev->event == IB_EVENT_GID_CHANGE)
+		mod_delayed_work(system_wq, &smbd_listen_work, 0);
+}
+
+static struct ib_client smbd_ib_client;
+
 /* a new RDMA device may carry addresses the IB/RoCE port should serve */
 static int smbd_ib_add(struct ib_device *dev)
 {
+	struct ib_event_handler *h = kzalloc(sizeof(*h), GFP_KERNEL);
+
+	if (!h)
+		return -ENOMEM;
+	INIT_IB_EVENT_HANDLER(h, dev, smbd_ib_event);
+	ib_register_event_handler(h);
+	ib_set_client_data(dev, &smbd_ib_client, h);
 	mod_delayed_work(system_wq, &smbd_listen_work, 0);
 	return 0;
+}
+
+static void smbd_ib_remove(struct ib_device *dev, void *client_data)
+{
+	struct ib_event_handler *h = client_data;
+
+	ib_unregister_event_handler(h);
+	kfree(h);
 }
 
 static struct ib_client smbd_ib_client = {
 	.name = "smbdirect",
 	.add = smbd_ib_add,
+	.remove = smbd_ib_remove,
 };
 
 int smbd_listener_init(void)
@@ -561,6 +605,6 @@ void smbd_listener_exit(void)
 #endif
 	unregister_inetaddr_notifier(&smbd_inetaddr_nb);
 	ib_unregister_client(&smbd_ib_client);
-	cancel_delayed_work_sync(&smbd_listen_work);
 	smbd_listen_sync();
+	cancel_delayed_work_sync(&smbd_listen_work);
 }

@@ -254,24 +254,23 @@ bool smbd_route_file_closed(struct smbd_file *file)
 	return was_master;
 }
 
+static DEFINE_MUTEX(smbd_set_params_lock);
+
 /*
  * The first SET_PARAMS of a master brings the listeners up; a port another
  * listener holds gives the role up again, and the caller learns the port.
  * The listeners are changed without smbd_lock: a connect request in
  * progress, which their destruction waits for, may be waiting for it.
  */
-int smbd_ioctl_set_params(struct smbd_file *file, void *cmd)
+static int smbd_set_params_locked(struct smbd_file *file,
+				  struct smbd_set_params *sp)
 {
-	struct smbd_set_params *sp = cmd;
 	struct smbd_params *p;
 	bool first = false;
 	u16 busy_port = 0;
 	int ret = 0;
 
-	if (!capable(CAP_NET_ADMIN))
-		return -EPERM;
-	if (sp->out_busy_port || sp->__reserved2)
-		return -EINVAL;
+	lockdep_assert_held(&smbd_set_params_lock);
 	p = smbd_params_from_user(sp);
 	if (IS_ERR(p))
 		return PTR_ERR(p);
@@ -302,6 +301,22 @@ int smbd_ioctl_set_params(struct smbd_file *file, void *cmd)
 	mutex_unlock(&smbd_lock);
 	smbd_listeners_update(NULL);
 	sp->out_busy_port = busy_port;
+	return ret;
+}
+
+int smbd_ioctl_set_params(struct smbd_file *file, void *cmd)
+{
+	struct smbd_set_params *sp = cmd;
+	int ret;
+
+	if (!capable(CAP_NET_ADMIN))
+		return -EPERM;
+	if (sp->out_busy_port || sp->__reserved2)
+		return -EINVAL;
+	/* one at a time: a call must not report a role another one undoes */
+	mutex_lock(&smbd_set_params_lock);
+	ret = smbd_set_params_locked(file, sp);
+	mutex_unlock(&smbd_set_params_lock);
 	return ret;
 }
 
