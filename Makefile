@@ -167,9 +167,10 @@ dkms-source:
 	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf.in >$(DKMS_DIR)/dkms.conf
 
 # dkms add, build and install of that source for each supported kernel,
-# in scratch trees
+# in scratch trees; the module's name on a kernel with its own smbdirect
 dkms-check:
 	tests/packaging/dkms.sh
+	tests/packaging/module-name.sh
 
 deb:
 	tools/packaging/deb.sh $(BUILD)/deb

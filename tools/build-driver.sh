@@ -22,4 +22,5 @@ mkdir -p "$out/driver"
 	(cd "$repo/driver" && xargs cp --parents -t "$out/driver")
 make -C "$kdir" M="$out/driver" W=1 "$@" modules >"$out/build.log" 2>&1 ||
 	{ tail -n 40 "$out/build.log" >&2; exit 1; }
-echo "$out/driver/smbdirect.ko"
+# smbdirect.ko, or smbdirect_samba.ko where the kernel has its own (Kbuild)
+ls "$out"/driver/smbdirect*.ko

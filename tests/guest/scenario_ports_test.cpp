@@ -280,5 +280,83 @@ TEST_F(Ports, BothFlowsOverIpv6OnEachPort)
     }
 }
 
+// On soft-iWARP (tests/vm/iwarp.sh): 5445 only, and IRD/ORD in the
+// connection's private data.
+class IwarpPorts : public Scenario {
+  protected:
+    void SetUp() override
+    {
+        const char *t = std::getenv("SMBD_TRANSPORT");
+        if (!t || std::string(t) != "iwarp")
+            GTEST_SKIP() << "not on iWARP (tests/vm/iwarp.sh runs these)";
+        Scenario::SetUp();
+    }
+};
+
+// The client picks 5445 as Windows does on iWARP and says its IRD and ORD
+// in the private data; the driver answers with its own: as many RDMA
+// READs as the client serves (its responder resources) and none served
+// (the client issues none).
+TEST_F(IwarpPorts, ClientPicks5445AndTheAcceptAnswersIrdAndOrd)
+{
+    Smbd smbd(fast_params(), true);
+    auto client = peer([]() -> std::string {
+        auto c = Client::connect(server_addr(), kPortByTransport,
+                                 PeerOptions::default_connect());
+        if (!c)
+            return "connect: " + c.error().message;
+        if (!(*c)->iwarp() || (*c)->port() != kIwarpPort)
+            return "port " + std::to_string((*c)->port()) + ", iwarp " +
+                   std::to_string((*c)->iwarp());
+        const auto &answer = (*c)->server_ird_ord();
+        if (!answer)
+            return "no IRD/ORD in the accept";
+        if (answer->ird != 0 || answer->ord == 0 ||
+            answer->ord > (*c)->responder_resources())
+            return "IRD " + std::to_string(answer->ird) + " ORD " +
+                   std::to_string(answer->ord) + " for a client serving " +
+                   std::to_string((*c)->responder_resources());
+        const std::string list = connections();
+        if (list.find("transport=iwarp local=" + server_addr() + ":5445 ") ==
+            std::string::npos)
+            return "not in the list as iwarp on 5445: " + list;
+        return "";
+    });
+    EXPECT_EQ(verdict(client), "");
+    ASSERT_TRUE(settled());
+}
+
+// 445 is SMB over TCP on an iWARP address: the driver never listens there.
+TEST_F(IwarpPorts, Port445IsNotServedOnIwarp)
+{
+    Smbd smbd(fast_params(), true);
+    EXPECT_EQ(listeners().find(server_addr() + ":445"), std::string::npos)
+        << listeners();
+    auto c = Client::connect(server_addr(), kIbPort,
+                             PeerOptions::default_connect());
+    EXPECT_FALSE(c) << "connected to 445 over iWARP";
+    EXPECT_EQ(delta("conn_requests"), 0);
+}
+
+TEST_F(IwarpPorts, BothFlowsOverIpv6)
+{
+    {
+        Smbd smbd(fast_params(), true);
+        auto client = peer(
+            [] { return one_session(server_addr6(), kIwarpPort, false); });
+        ASSERT_TRUE(smbd.serve_peer(client)) << verdict(client);
+        EXPECT_EQ(verdict(client), "");
+        expect_local(smbd, AF_INET6, kIwarpPort);
+    }
+    {
+        Smbd smbd(fast_params(), false, {kSession});
+        auto client = peer(
+            [] { return one_session(server_addr6(), kIwarpPort, true); });
+        ASSERT_TRUE(smbd.serve_peer(client)) << verdict(client);
+        EXPECT_EQ(verdict(client), "");
+        expect_local(smbd, AF_INET6, kIwarpPort);
+    }
+}
+
 } // namespace
 } // namespace scenario

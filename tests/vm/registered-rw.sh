@@ -1,6 +1,7 @@
 #!/bin/sh
 # The data path where rdma_rw registers memory for every operation, as it
-# must on iWARP (Debian's kernel has no siw): the RDMA core is reloaded with
+# must for iWARP's RDMA READs (iwarp.sh runs on soft-iWARP itself), here on
+# soft-RoCE for READs and WRITEs alike: the RDMA core is reloaded with
 # its force_mr parameter, so each RDMA READ and WRITE goes through a fast
 # registration from the QP's MR pool. Write-read rounds are checked byte for
 # byte at sizes that cross pool buffers and with several descriptors, whose

@@ -22,9 +22,22 @@ namespace {
 
 using Pairs = std::vector<std::pair<std::string, std::string>>;
 
-const char *const kParams = "/sys/module/smbdirect/parameters";
 const char *const kCounters = "/sys/class/misc/smbd/counters";
-const char *const kDebugfs = "/sys/kernel/debug/smbdirect";
+
+// The module's name: smbdirect, or smbdirect_samba on a kernel that has a
+// smbdirect module of its own (driver/Kbuild); ours has pool_buffers.
+std::string module_name()
+{
+    for (const char *name : {"smbdirect_samba", "smbdirect"})
+        if (fs::exists(fs::path("/sys/module") / name / "parameters" /
+                       "pool_buffers"))
+            return name;
+    return "";
+}
+
+const std::string kModule = module_name();
+const fs::path kParams = fs::path("/sys/module") / kModule / "parameters";
+const fs::path kDebugfs = fs::path("/sys/kernel/debug") / kModule;
 
 // name=value for each file of @dir, sorted by name.
 Pairs read_dir(const fs::path &dir)
@@ -145,7 +158,7 @@ std::string get(const Pairs &p, const char *key)
 void print_unreadable(const char *what, const char *file)
 {
     std::printf("\n%s: %s/%s is not readable (root, debugfs mounted?)\n", what,
-                kDebugfs, file);
+                kDebugfs.c_str(), file);
 }
 
 void print_latency(const std::vector<Pairs> &buckets)
@@ -264,7 +277,7 @@ int main(int argc, char **argv)
             return std::strcmp(argv[i], "--help") ? 2 : 0;
         }
     }
-    if (!fs::exists(kParams)) {
+    if (kModule.empty()) {
         std::fprintf(stderr, "smbdctl: smbdirect.ko is not loaded\n");
         return 1;
     }

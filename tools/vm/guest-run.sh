@@ -11,7 +11,7 @@ repo=$(arg smbd.repo)
 out=$(arg smbd.out)
 scenario=$(arg smbd.scenario)
 export SMBD_REPO="$repo" SMBD_BUILD="$(arg smbd.build)" SMBD_ADDR=10.55.0.1 \
-	SMBD_ADDR6=fd55::1 \
+	SMBD_ADDR6=fd55::1 SMBD_SIW="$(arg smbd.siw)" \
 	SMBD_SAMBA="$(arg smbd.samba)" SMBD_DRIVER="$(arg smbd.driver)" \
 	SMBD_TIER="$(arg smbd.tier | tr , ' ')" \
 	SMBD_FUZZ_CONVERSATIONS="$(arg smbd.fuzz_conversations)" \

@@ -1,0 +1,33 @@
+#!/bin/sh
+# The scenarios that apply to iWARP, on soft-iWARP (siw): a second dummy
+# netdev with its own addresses, so that its connections take siw0 and not
+# rxe0. The module comes from the kernel (the e2e one builds it) or from
+# tools/vm/siw.sh for Debian's kernels ($SMBD_SIW).
+set -e
+if [ -n "${SMBD_SIW:-}" ]; then
+	modprobe libcrc32c
+	insmod "$SMBD_SIW"
+else
+	modprobe siw
+fi
+ip link add smbd1 type dummy
+ip link set smbd1 up
+ip addr add 10.56.0.1/24 dev smbd1
+ip -6 addr add fd56::1/64 dev smbd1 nodad
+rdma link add siw0 type siw netdev smbd1
+export SMBD_ADDR=10.56.0.1 SMBD_ADDR6=fd56::1 SMBD_TRANSPORT=iwarp
+# siw charges registered memory to RLIMIT_MEMLOCK, rxe does not: the
+# client registers up to 8 MiB at once
+ulimit -l unlimited
+# Not here: the RoCE ports (Ports.*; IwarpPorts.* instead), smbdctl's
+# RoCE view and device removal, which scenarios.sh covers on soft-RoCE;
+# and, open on siw (the note of issue 21 says why): SMB2 READ/WRITE by
+# RDMA (Loop/Rdma.*, LibsmbdDrop.*: the client tool lends its memory
+# through memory windows, which siw lacks), 65 connections from one
+# client process (SetupLimit.*: siw refuses its CQs), and the 200 cycles
+# (Cycles.*: one ended by an RDMA error on siw).
+"$SMBD_BUILD/tests/guest_scenarios" --gtest_brief=1 \
+	--gtest_filter="${SMBD_IWARP_FILTER:-*-Ports.*:Smbdctl.*:DeviceRemoval.*:*Rdma.*:LibsmbdDrop.*:SetupLimit.*:Cycles.*}"
+rdma link delete siw0
+ip link delete smbd1
+rmmod siw
