@@ -332,8 +332,8 @@ TEST_F(IwarpPorts, Port445IsNotServedOnIwarp)
     Smbd smbd(fast_params(), true);
     EXPECT_EQ(listeners().find(server_addr() + ":445"), std::string::npos)
         << listeners();
-    auto c = Client::connect(server_addr(), kIbPort,
-                             PeerOptions::default_connect());
+    auto c =
+        Client::connect(server_addr(), kIbPort, PeerOptions::default_connect());
     EXPECT_FALSE(c) << "connected to 445 over iWARP";
     EXPECT_EQ(delta("conn_requests"), 0);
 }
@@ -342,16 +342,16 @@ TEST_F(IwarpPorts, BothFlowsOverIpv6)
 {
     {
         Smbd smbd(fast_params(), true);
-        auto client = peer(
-            [] { return one_session(server_addr6(), kIwarpPort, false); });
+        auto client =
+            peer([] { return one_session(server_addr6(), kIwarpPort, false); });
         ASSERT_TRUE(smbd.serve_peer(client)) << verdict(client);
         EXPECT_EQ(verdict(client), "");
         expect_local(smbd, AF_INET6, kIwarpPort);
     }
     {
         Smbd smbd(fast_params(), false, {kSession});
-        auto client = peer(
-            [] { return one_session(server_addr6(), kIwarpPort, true); });
+        auto client =
+            peer([] { return one_session(server_addr6(), kIwarpPort, true); });
         ASSERT_TRUE(smbd.serve_peer(client)) << verdict(client);
         EXPECT_EQ(verdict(client), "");
         expect_local(smbd, AF_INET6, kIwarpPort);
