@@ -660,8 +660,10 @@ void Thread::close_slot(Slot &s)
         fd = s.fd.load();
         if (fd < 0)
             return;
-        s.gen++;
+        // the number first: a borrower that reads the new gen then sees
+        // -1, and one that read the old gen finds the bump after its call
         s.fd.store(-1);
+        s.gen++;
         s.conns.clear();
         if (s.users.load() > 0)
             proc.stats.closes++;

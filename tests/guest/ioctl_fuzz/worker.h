@@ -35,8 +35,9 @@ inline constexpr unsigned kHolePages = 4;
 inline constexpr size_t kMaxConns = 16; // remembered per file
 inline constexpr int kPrivateFds = 900; // threads' own files from here
 
-// A file every thread of the process uses. Closing bumps gen first, so a
-// call on a number read before knows it may have raced with the close.
+// A file every thread of the process uses. Closing clears fd, then bumps
+// gen, then closes: a call on a number read before knows it may have raced
+// with the close.
 struct Slot {
     std::mutex m; // open, close, the window and conns
     std::atomic<int> fd{-1};
