@@ -303,6 +303,9 @@ static void smbd_addr_push(struct smbd_addr_list *al,
 {
 	if (al->n < al->cap)
 		al->a[al->n++] = *ss;
+	else
+		pr_warn_once("more than %u local addresses: port %u is served on the first only\n",
+			     al->cap, smbd_ib_port);
 }
 
 static void smbd_addrs_of(struct net_device *dev, struct smbd_addr_list *al)

@@ -17,6 +17,29 @@ done
 # signed with the channel key from the preauth hash the driver's bytes gave
 run_scenario multichannel rdma_files \
 	"rdma,vers=3.1.1,multichannel,max_channels=2" 2 rdma
+# RDMA port 445, as a Linux 7.0 or Windows client on RoCE reaches it: with
+# 5445 serving iWARP only, this client's first try there is refused and
+# counted, and it falls back to 445
+E2E_IB_ON_IWARP=N E2E_CONN=roce:445 run_scenario rdma-445 rdma_files \
+	"rdma,vers=3.1.1" 1 rdma
+# Windows' flow: the session starts over TCP; the client reads the
+# interfaces, adds an RDMA channel to the one marked RDMA capable and binds
+# it to the TCP session, in the smbd child serving the TCP connection (the
+# e2e kernel's cifs takes RDMA channels on a TCP session, as Windows does)
+E2E_RDMA_CHANNELS=1 run_scenario windows-flow rdma_files \
+	"vers=3.1.1,multichannel,max_channels=2" 2 some
+# flow 2 over IPv6
+E2E_ADDR=$SMBD_ADDR6 run_scenario ipv6 rdma_files "rdma,vers=3.1.1" 1 rdma
+# the client over soft-iWARP: port 5445, IRD/ORD in the private data, every
+# RDMA READ registered
+if siw_up; then
+	E2E_ADDR=$E2E_IWARP_ADDR E2E_CONN=iwarp:5445 run_scenario iwarp \
+		rdma_files "rdma,vers=3.1.1" 1 rdma
+	siw_down
+else
+	E2E_FAILED=$((E2E_FAILED + 1))
+	echo "E2E iwarp FAIL $E2E_WHY"
+fi
 # signing required: the client moves file data inline, never by RDMA (its
 # writes one page at a time: see put_file)
 E2E_SIGNING=mandatory E2E_WRITER=direct run_scenario signed rdma_files \

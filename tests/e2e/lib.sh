@@ -9,6 +9,7 @@ E2E_PASSED=0
 E2E_FAILED=0
 E2E_WHY=
 COUNTERS=/sys/class/misc/smbd/counters
+E2E_IWARP_ADDR=10.56.0.1
 SMBD_PID=
 
 fail() { E2E_WHY="$*"; return 1; }
@@ -20,6 +21,16 @@ owned_connections() {
 connection_ports() {
 	sed -n 's/^id=[0-9]* state=owned transport=\([a-z]*\) local=[^ ]*:\([0-9]*\) .*/\1:\2/p' \
 		/sys/kernel/debug/smbdirect/connections | sort | paste -sd, -
+}
+IB_ON_IWARP=/sys/module/smbdirect/parameters/ib_on_iwarp_port
+# the owner of each owned connection, and the smbd serving TCP port 445
+connection_owners() {
+	sed -n 's/^id=[0-9]* state=owned .* owner_pid=\([0-9]*\) .*/\1/p' \
+		/sys/kernel/debug/smbdirect/connections | sort -u | paste -sd, -
+}
+tcp_smbd_pids() {
+	ss -tnpH state established '( sport = :445 )' |
+		sed -n 's/.*"smbd",pid=\([0-9]*\).*/\1/p' | sort -u | paste -sd, -
 }
 
 e2e_setup() {
@@ -138,6 +149,21 @@ stop_ksmbd() {
 	done
 }
 
+# soft-iWARP on a netdev of its own, so that its address takes siw0 (the
+# e2e kernel builds siw); down again before ksmbd starts, which would
+# move its RDMA port to 5445 on seeing an iWARP device
+siw_up() {
+	modprobe siw && ip link add smbd1 type dummy && ip link set smbd1 up &&
+		ip addr add "$E2E_IWARP_ADDR/24" dev smbd1 &&
+		rdma link add siw0 type siw netdev smbd1 ||
+		fail "soft-iWARP setup failed"
+}
+siw_down() {
+	rdma link delete siw0
+	ip link delete smbd1
+	modprobe -r siw
+}
+
 start_server() {
 	case ${E2E_SERVER:-samba} in
 	samba) start_smbd "$1" ;;
@@ -170,12 +196,22 @@ client_channels() {
 	echo $((1 + ${extra:-0}))
 }
 
-# run_scenario <name> <workload> <mount options> <channels> <rdma|inline>
+# run_scenario <name> <workload> <mount options> <channels> <mode>
+# mode: rdma (the big file both ways by RDMA), inline (by PDUs only), some
+# (some file bytes both ways by RDMA: a TCP session with an RDMA channel).
+# E2E_ADDR: the server address to mount (default $SMBD_ADDR); E2E_CONN:
+# every RDMA connection must be this transport:port; E2E_IB_ON_IWARP: the driver's
+# ib_on_iwarp_port (N: RoCE on 5445 is refused) for the scenario;
+# E2E_RDMA_CHANNELS: channels that are RDMA (default: all), and when fewer,
+# the primary is TCP and the driver's connections must be owned by the smbd
+# that serves the TCP connection (Windows' flow).
 run_scenario() {
 	name=$1 workload=$2 opts=$3 want_channels=$4 mode=$5
-	E2E_WHY=
+	E2E_WHY= E2E_OWNERS=
+	[ -z "${E2E_IB_ON_IWARP:-}" ] || echo "$E2E_IB_ON_IWARP" >"$IB_ON_IWARP"
 	scenario "$workload" "$opts" "$want_channels" "$mode"
 	ok=$?
+	[ -z "${E2E_IB_ON_IWARP:-}" ] || echo Y >"$IB_ON_IWARP"
 	mountpoint -q "$E2E_MNT" && umount "$E2E_MNT"
 	stop_server
 	rm -rf "${E2E_DIR:?}/share/"*
@@ -195,12 +231,15 @@ scenario() {
 	workload=$1 opts=$2 want_channels=$3 mode=$4
 	start_server "${E2E_SIGNING:-auto}" || return 1
 	wrong0=$(counter conn_wrong_port)
-	mount -t cifs "//$SMBD_ADDR/e2e" "$E2E_MNT" \
-		-o "$opts,username=$E2E_USER,password=$E2E_PASS" ||
+	# the address by ip=, which takes IPv6 too; the UNC's host is a name
+	mount -t cifs "//e2e-server/e2e" "$E2E_MNT" \
+		-o "$opts,ip=${E2E_ADDR:-$SMBD_ADDR},username=$E2E_USER,password=$E2E_PASS" ||
 		fail "mount -o $opts failed: $(dmesg | grep CIFS | tail -n 1)" ||
 		return 1
+	rdma_channels=${E2E_RDMA_CHANNELS:-$want_channels}
 	# the client's own report of its connection
-	grep -q "^SMBDirect" /proc/fs/cifs/DebugData ||
+	[ "$rdma_channels" != "$want_channels" ] ||
+		grep -q "^SMBDirect" /proc/fs/cifs/DebugData ||
 		fail "the mount is not over RDMA" || return 1
 	# extra channels are added right after the mount
 	i=0
@@ -210,14 +249,29 @@ scenario() {
 	done
 	channels=$(client_channels)
 	driver_conns=$(owned_connections)
-	conns=$(connection_ports)
+	E2E_CONNS=$(connection_ports)
 	[ "$channels" = "$want_channels" ] ||
 		fail "$channels channels, expected $want_channels" || return 1
 	# ksmbd: nothing may go through the driver
-	[ "${E2E_SERVER:-samba}" = samba ] || want_channels=0
-	[ "$driver_conns" = "$want_channels" ] ||
-		fail "the driver carries $driver_conns connections, expected $want_channels" ||
+	[ "${E2E_SERVER:-samba}" = samba ] || rdma_channels=0
+	[ "$driver_conns" = "$rdma_channels" ] ||
+		fail "the driver carries $driver_conns connections, expected $rdma_channels" ||
 		return 1
+	if [ "$rdma_channels" != 0 ] && [ "$rdma_channels" != "$want_channels" ]; then
+		owners=$(connection_owners) tcp=$(tcp_smbd_pids)
+		[ -n "$tcp" ] && [ "$owners" = "$tcp" ] ||
+			fail "RDMA channels owned by smbd $owners, the TCP connection served by smbd ${tcp:-none}" ||
+			return 1
+		E2E_OWNERS=" owner=$owners tcp_smbd=$tcp"
+	fi
+	if [ -n "${E2E_CONN:-}" ]; then
+		[ -z "$(echo "$E2E_CONNS" | tr , '\n' | grep -vx "$E2E_CONN")" ] ||
+			fail "connections other than $E2E_CONN: $E2E_CONNS" ||
+			return 1
+	fi
+	E2E_WRONG_PORT=$(( $(counter conn_wrong_port) - wrong0 ))
+	[ "${E2E_IB_ON_IWARP:-}" != N ] || [ "$E2E_WRONG_PORT" -ge 1 ] ||
+		fail "no RoCE request on 5445 was refused" || return 1
 
 	# the client reconnects transparently: a server that failed must not pass
 	reconnects0=$(dmesg | grep -c 'RDMA transport re-established')
@@ -247,6 +301,10 @@ scenario() {
 		[ "$pulled" -ge "$bytes" ] && [ "$pushed" -ge "$bytes" ] ||
 			fail "RDMA moved $pulled bytes in and $pushed out, expected at least $bytes each" ||
 			return 1 ;;
+	some)
+		[ "$pulled" -gt 0 ] && [ "$pushed" -gt 0 ] ||
+			fail "RDMA moved $pulled bytes in and $pushed out, expected some each way" ||
+			return 1 ;;
 	inline)
 		[ "$pulled" = 0 ] && [ "$pushed" = 0 ] ||
 			fail "RDMA moved $pulled/$pushed bytes on a signed mount" ||
@@ -255,8 +313,7 @@ scenario() {
 			fail "PDUs carried $inline_in bytes in and $inline_out out, expected at least $bytes each" ||
 			return 1 ;;
 	esac
-	wrong_port=$(( $(counter conn_wrong_port) - wrong0 ))
-	E2E_DETAIL="channels=$channels conns=${conns:-none} wrong_port=$wrong_port rdma_in=$pulled rdma_out=$pushed pdu_in=$inline_in pdu_out=$inline_out $E2E_WORK"
+	E2E_DETAIL="channels=$channels conns=${E2E_CONNS:-none}${E2E_OWNERS:-} wrong_port=$E2E_WRONG_PORT rdma_in=$pulled rdma_out=$pushed pdu_in=$inline_in pdu_out=$inline_out $E2E_WORK"
 }
 
 # put_file <from> <to>: through the page cache, or with E2E_WRITER=direct
