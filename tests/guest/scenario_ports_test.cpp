@@ -41,6 +41,19 @@ std::string connections()
     return read_file("/sys/kernel/debug/smbdirect/connections");
 }
 
+// "" when the driver's connection list has a connection of @transport on
+// the guest's address and @port, else what it has.
+std::string listed_as(const std::string &transport, uint16_t port)
+{
+    const std::string list = connections();
+    const std::string want = "transport=" + transport +
+                             " local=" + server_addr() + ":" +
+                             std::to_string(port) + " ";
+    if (list.find(want) == std::string::npos)
+        return "no '" + want + "' in: " + list;
+    return "";
+}
+
 // ib_on_iwarp_port set for one test, restored after it.
 class IbOnIwarpPort {
   public:
@@ -95,6 +108,23 @@ void expect_local(const Smbd &smbd, int family, uint16_t port)
                        << describe(smbd.all_events());
     EXPECT_EQ(local->family, family);
     EXPECT_EQ(local->port, port);
+}
+
+// A new session, then a channel bound to it, at @addr:@port.
+void both_flows(const std::string &addr, uint16_t port)
+{
+    SCOPED_TRACE(addr + " port " + std::to_string(port));
+    const int family = addr.find(':') == std::string::npos ? AF_INET : AF_INET6;
+    for (bool binding : {false, true}) {
+        Smbd smbd(fast_params(), !binding,
+                  binding ? std::vector<uint64_t>{kSession}
+                          : std::vector<uint64_t>{});
+        auto client = peer(
+            [addr, port, binding] { return one_session(addr, port, binding); });
+        ASSERT_TRUE(smbd.serve_peer(client)) << verdict(client);
+        EXPECT_EQ(verdict(client), "");
+        expect_local(smbd, family, port);
+    }
 }
 
 using Ports = Scenario;
@@ -206,11 +236,7 @@ TEST_F(Ports, ConnectionListNamesTransportAndPort)
             PeerOptions{.addr = server_addr(), .port = kIbPort});
         if (!c)
             return "connect and negotiate: " + c.error().message;
-        const std::string list = connections();
-        if (list.find("transport=roce local=" + server_addr() + ":445 ") ==
-            std::string::npos)
-            return "not in the list as roce on 445: " + list;
-        return "";
+        return listed_as("roce", kIbPort);
     });
     EXPECT_EQ(verdict(client), "");
     ASSERT_TRUE(settled());
@@ -259,25 +285,8 @@ TEST_F(Ports, PortHeldByAnotherListenerFailsSetParamsWithThePort)
 // to it.
 TEST_F(Ports, BothFlowsOverIpv6OnEachPort)
 {
-    for (uint16_t port : {kIbPort, kIwarpPort}) {
-        SCOPED_TRACE("port " + std::to_string(port));
-        {
-            Smbd smbd(fast_params(), true);
-            auto client = peer(
-                [port] { return one_session(server_addr6(), port, false); });
-            ASSERT_TRUE(smbd.serve_peer(client)) << verdict(client);
-            EXPECT_EQ(verdict(client), "");
-            expect_local(smbd, AF_INET6, port);
-        }
-        {
-            Smbd smbd(fast_params(), false, {kSession});
-            auto client = peer(
-                [port] { return one_session(server_addr6(), port, true); });
-            ASSERT_TRUE(smbd.serve_peer(client)) << verdict(client);
-            EXPECT_EQ(verdict(client), "");
-            expect_local(smbd, AF_INET6, port);
-        }
-    }
+    for (uint16_t port : {kIbPort, kIwarpPort})
+        both_flows(server_addr6(), port);
 }
 
 // On soft-iWARP (tests/vm/iwarp.sh): 5445 only, and IRD/ORD in the
@@ -316,11 +325,7 @@ TEST_F(IwarpPorts, ClientPicks5445AndTheAcceptAnswersIrdAndOrd)
             return "IRD " + std::to_string(answer->ird) + " ORD " +
                    std::to_string(answer->ord) + " for a client serving " +
                    std::to_string((*c)->responder_resources());
-        const std::string list = connections();
-        if (list.find("transport=iwarp local=" + server_addr() + ":5445 ") ==
-            std::string::npos)
-            return "not in the list as iwarp on 5445: " + list;
-        return "";
+        return listed_as("iwarp", kIwarpPort);
     });
     EXPECT_EQ(verdict(client), "");
     ASSERT_TRUE(settled());
@@ -340,22 +345,7 @@ TEST_F(IwarpPorts, Port445IsNotServedOnIwarp)
 
 TEST_F(IwarpPorts, BothFlowsOverIpv6)
 {
-    {
-        Smbd smbd(fast_params(), true);
-        auto client =
-            peer([] { return one_session(server_addr6(), kIwarpPort, false); });
-        ASSERT_TRUE(smbd.serve_peer(client)) << verdict(client);
-        EXPECT_EQ(verdict(client), "");
-        expect_local(smbd, AF_INET6, kIwarpPort);
-    }
-    {
-        Smbd smbd(fast_params(), false, {kSession});
-        auto client =
-            peer([] { return one_session(server_addr6(), kIwarpPort, true); });
-        ASSERT_TRUE(smbd.serve_peer(client)) << verdict(client);
-        EXPECT_EQ(verdict(client), "");
-        expect_local(smbd, AF_INET6, kIwarpPort);
-    }
+    both_flows(server_addr6(), kIwarpPort);
 }
 
 } // namespace
