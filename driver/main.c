@@ -89,8 +89,8 @@ static struct miscdevice smbd_misc = {
 
 static int smbd_check_params(void)
 {
+	/* equal covers both 0: at least one port is served */
 	if (smbd_ib_port > 65535 || smbd_iwarp_port > 65535 ||
-	    (!smbd_ib_port && !smbd_iwarp_port) ||
 	    smbd_ib_port == smbd_iwarp_port) {
 		pr_err("ib_port %u and iwarp_port %u: each 0..65535, not both 0, not equal\n",
 		       smbd_ib_port, smbd_iwarp_port);

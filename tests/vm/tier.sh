@@ -6,7 +6,8 @@
 # parameter smbd.tier=a.sh,b.sh names other scripts of tests/vm/ instead.
 # On the debug kernel kmemleak scans after each.
 set -e
-for t in ${SMBD_TIER:-ioctl.sh install.sh responder.sh unload.sh rdma-kill.sh \
+for t in ${SMBD_TIER:-ioctl.sh install.sh responder.sh unload.sh \
+	module-params.sh rdma-kill.sh \
 	net-fuzz.sh ioctl-fuzz.sh scenarios.sh iwarp.sh registered-rw.sh}; do
 	echo "== tests/vm/$t"
 	sh "tests/vm/$t"
