@@ -142,39 +142,6 @@ static u32 smbd_conn_rw_wrs(struct smbd_conn *conn)
 				   conn->rw_ops_max, 0);
 }
 
-/*
- * The rdma_rw budget comes first, within half of what the device holds;
- * sends and receives get the rest.
- */
-static void smbd_conn_size_rw(struct smbd_conn *conn)
-{
-	const struct ib_device_attr *attrs = &conn->cm_id->device->attrs;
-	u32 per_op = rdma_rw_max_send_wr(conn->cm_id->device,
-					 conn->cm_id->port_num, 1, 0);
-	u32 n = SMBD_RW_OPS_MAX;
-
-	n = min_t(u32, n, attrs->max_qp_wr / 2 / per_op);
-	n = min_t(u32, n, attrs->max_cqe / 4 / per_op);
-	conn->rw_ops_max = n;
-	conn->rw_ops_free = n;
-}
-
-/* What rdma_rw makes of an operation on this QP (rw.c costs it). */
-static void smbd_conn_rw_limits(struct smbd_conn *conn)
-{
-	struct ib_device *dev = conn->cm_id->device;
-	u32 port = conn->cm_id->port_num;
-	struct ib_qp *qp = conn->cm_id->qp;
-
-	conn->rw_write_sge = qp->max_write_sge;
-	conn->rw_read_sge = qp->max_read_sge;
-	conn->rw_read_registers = rdma_protocol_iwarp(dev, port);
-	if (conn->rw_read_registers || dev->attrs.max_sgl_rd)
-		conn->rw_mr_pages = min_t(u32,
-					  dev->attrs.max_fast_reg_page_list_len,
-					  256);
-}
-
 static int smbd_conn_create_qp(struct smbd_conn *conn)
 {
 	struct ib_device *dev = conn->cm_id->device;
@@ -208,10 +175,7 @@ static int smbd_conn_create_qp(struct smbd_conn *conn)
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
 	attr.port_num = conn->cm_id->port_num;
-	ret = rdma_create_qp(conn->cm_id, conn->pd, &attr);
-	if (!ret)
-		smbd_conn_rw_limits(conn);
-	return ret;
+	return rdma_create_qp(conn->cm_id, conn->pd, &attr);
 }
 
 static void smbd_conn_destroy_resources(struct smbd_conn *conn)
@@ -223,6 +187,32 @@ static void smbd_conn_destroy_resources(struct smbd_conn *conn)
 	smbd_conn_free_pools(conn);
 	if (conn->pd)
 		ib_dealloc_pd(conn->pd);
+}
+
+/*
+ * A send or receive failed, or the QP refused a post: an RDMA error. On
+ * iWARP it is also how a stream the peer closed shows (soft-iWARP
+ * completes a send with LOC_QP_OP_ERR once its socket is gone, and refuses
+ * posts with -ENOTCONN once its QP leaves RTS), and the CM's event that
+ * follows names the cause (DISCONNECTED: the peer); so there it is one
+ * only without such an event within SMBD_QP_FAILED_GRACE_MS.
+ */
+void smbd_conn_qp_failed(struct smbd_conn *conn, const char *what)
+{
+	unsigned long flags;
+
+	if (!rdma_protocol_iwarp(conn->cm_id->device, conn->cm_id->port_num)) {
+		pr_info_ratelimited("connection %u: %s\n", conn->id, what);
+		smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
+		return;
+	}
+	spin_lock_irqsave(&conn->lock, flags);
+	if (!conn->qp_failed_since) {
+		conn->qp_failed_since = jiffies ?: 1;
+		conn->qp_failure = what;
+		smbd_conn_rearm_locked(conn);
+	}
+	spin_unlock_irqrestore(&conn->lock, flags);
 }
 
 static void smbd_conn_timer(struct work_struct *work);
@@ -311,14 +301,14 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 	 * negotiate response and the drain marker; the CQ takes both and
 	 * every RDMA work request, which all complete when flushed.
 	 */
-	smbd_conn_size_rw(conn);
+	conn->lp = params->local;
+	smbd_rw_size(conn);
 	depth = min_t(u32, attrs->max_qp_wr - smbd_conn_rw_wrs(conn),
 		      (attrs->max_cqe - smbd_conn_rw_wrs(conn)) / 2);
 	if (!conn->rw_ops_max || depth < SMBD_MIN_QUEUE_DEPTH) {
 		kfree(conn);
 		return -EOPNOTSUPP;
 	}
-	conn->lp = params->local;
 	conn->lp.receive_credit_max = min_t(u32, conn->lp.receive_credit_max,
 					    depth - 3);
 	conn->lp.send_credit_target = min_t(u32, conn->lp.send_credit_target,
@@ -400,6 +390,13 @@ void smbd_conn_rearm_locked(struct smbd_conn *conn)
 		if (time_before(stall, next))
 			next = stall;
 	}
+	if (conn->qp_failed_since) {
+		unsigned long failed = conn->qp_failed_since +
+			msecs_to_jiffies(SMBD_QP_FAILED_GRACE_MS);
+
+		if (time_before(failed, next))
+			next = failed;
+	}
 	mod_delayed_work(smbd_wq, &conn->timer_work,
 			 time_after(next, now) ? next - now : 0);
 }
@@ -466,9 +463,15 @@ static void smbd_conn_timer(struct work_struct *work)
 		spin_unlock_irqrestore(&conn->lock, flags);
 		return;
 	}
-	if (conn->stall_since &&
-	    time_after_eq(now, conn->stall_since +
-				msecs_to_jiffies(p->credit_timeout_ms))) {
+	if (conn->qp_failed_since &&
+	    time_after_eq(now, conn->qp_failed_since +
+			       msecs_to_jiffies(SMBD_QP_FAILED_GRACE_MS))) {
+		pr_info_ratelimited("connection %u: %s, and no CM event\n",
+				    conn->id, conn->qp_failure);
+		reason = SMBD_REASON_RDMA_ERROR;
+	} else if (conn->stall_since &&
+		   time_after_eq(now, conn->stall_since +
+				 msecs_to_jiffies(p->credit_timeout_ms))) {
 		/* a send waits for credits the peer does not grant */
 		reason = SMBD_REASON_CREDIT_TIMEOUT;
 	} else if (!expired) {

@@ -117,7 +117,7 @@ void smbd_recv_refill(struct smbd_conn *conn)
 		smbd_send_kick_locked(conn);
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (ret)
-		smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
+		smbd_conn_qp_failed(conn, "posting a receive failed");
 }
 
 static void smbd_recv_recycle(struct smbd_conn *conn, struct smbd_recv_io *io)
@@ -189,7 +189,7 @@ void smbd_recv_negotiate(struct smbd_conn *conn, struct smbd_recv_io *io)
 	}
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (ret) {
-		smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
+		smbd_conn_qp_failed(conn, "posting the negotiate response failed");
 		return;
 	}
 	smbd_count(SMBD_CNT_NEGOTIATED, 1);
@@ -324,7 +324,7 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		smbd_recv_recycle(conn, io);
 		/* a flush follows a disconnect the CM reports with its cause */
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
+			smbd_conn_qp_failed(conn, ib_wc_status_msg(wc->status));
 		return;
 	}
 	ib_dma_sync_single_for_cpu(cq->device, io->dma,

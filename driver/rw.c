@@ -184,10 +184,8 @@ static u32 smbd_rw_layout(struct smbd_file *file,
  * WR per SGE limit. With ib_core's force_mr every operation registers, at
  * most 256 pages each, which the SGE count (at most 32) never undercounts.
  */
-static u32 smbd_rw_cost(struct smbd_conn *conn, struct smbd_rw_req *req,
-			u32 nents)
+static u32 smbd_rw_cost(const struct smbd_conn *conn, bool write, u32 nents)
 {
-	bool write = req->dir == DMA_TO_DEVICE;
 	u32 mr = conn->rw_mr_pages ? DIV_ROUND_UP(nents, conn->rw_mr_pages) : 0;
 
 	if (!write && conn->rw_read_registers)
@@ -241,7 +239,8 @@ static int smbd_rw_build(struct smbd_file *file, struct smbd_conn *conn,
 	smbd_rw_layout(file, slices, descs, op->desc_count, bytes, req, &nents);
 	for (i = 0; i < nctx; i++) {
 		sg_mark_end(&req->ctx[i].sg[req->ctx[i].nents - 1]);
-		req->cost += smbd_rw_cost(conn, req, req->ctx[i].nents);
+		req->cost += smbd_rw_cost(conn, req->dir == DMA_TO_DEVICE,
+					  req->ctx[i].nents);
 	}
 	if (req->cost > conn->rw_ops_max) {
 		smbd_rw_req_free(req);
@@ -380,9 +379,7 @@ static void smbd_rw_start(struct smbd_rw_req *req)
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (!ret)
 		return;
-	pr_warn_ratelimited("connection %u: posting RDMA: %pe\n", conn->id,
-			    ERR_PTR(ret));
-	smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
+	smbd_conn_qp_failed(conn, "posting RDMA failed");
 	if (bad != first) {
 		/* partly posted: teardown ends it once the QP is drained */
 		req->failed = true;
@@ -546,12 +543,60 @@ void smbd_rw_shutdown(struct smbd_conn *conn)
 	}
 }
 
+/*
+ * The most a transfer of @bytes in page-aligned pool memory costs, cut by
+ * up to SMBD_MAX_DESCRIPTORS descriptors: each cut starts a context, which
+ * may end in a part-used WR and begin with a part-used page.
+ */
+static u32 smbd_rw_largest_cost(const struct smbd_conn *conn, u32 bytes)
+{
+	u32 nents = DIV_ROUND_UP(bytes, PAGE_SIZE) + SMBD_MAX_DESCRIPTORS;
+
+	return max(smbd_rw_cost(conn, true, nents),
+		   smbd_rw_cost(conn, false, nents)) + SMBD_MAX_DESCRIPTORS;
+}
+
+/*
+ * What rdma_rw makes of an operation on this device (the QP takes
+ * rw_write_sge SGEs; ib_core gives RDMA READ the lesser of that and
+ * max_sge_rd), and the budget of a new connection, before its QP: at least
+ * SMBD_RW_OPS_BUDGET and one transfer of max_read_write_size (an 8 MiB
+ * RDMA WRITE on soft-iWARP's 6 SGEs is 342 WRs), within half of what the
+ * device holds. Where even that does not fit, the connection offers a
+ * smaller max_read_write_size, so that every transfer it allows can run.
+ */
+void smbd_rw_size(struct smbd_conn *conn)
+{
+	struct ib_device *dev = conn->cm_id->device;
+	const struct ib_device_attr *attrs = &dev->attrs;
+	u32 per_op = rdma_rw_max_send_wr(dev, conn->cm_id->port_num, 1, 0);
+	u32 *rw_size = &conn->lp.max_read_write_size;
+	u32 n;
+
+	conn->rw_write_sge = clamp_t(u32, attrs->max_send_sge, 1, 32);
+	conn->rw_read_sge = clamp_t(u32, attrs->max_sge_rd, 1,
+				    conn->rw_write_sge);
+	conn->rw_read_registers = rdma_protocol_iwarp(dev,
+						      conn->cm_id->port_num);
+	if (conn->rw_read_registers || attrs->max_sgl_rd)
+		conn->rw_mr_pages = min_t(u32,
+					  attrs->max_fast_reg_page_list_len,
+					  256);
+
+	n = max_t(u32, SMBD_RW_OPS_BUDGET,
+		  smbd_rw_largest_cost(conn, *rw_size));
+	n = min_t(u32, n, attrs->max_qp_wr / 2 / per_op);
+	n = min_t(u32, n, attrs->max_cqe / 4 / per_op);
+	while (*rw_size > PAGE_SIZE && smbd_rw_largest_cost(conn, *rw_size) > n)
+		*rw_size /= 2;
+	conn->rw_ops_max = n;
+	conn->rw_ops_free = n;
+}
+
 /* Budget and scatter/gather limits of a new QP (conn.c). */
 void smbd_rw_init_qp_attr(struct smbd_conn *conn, struct ib_qp_init_attr *attr)
 {
-	attr->cap.max_send_sge = clamp_t(u32,
-					 conn->cm_id->device->attrs.max_send_sge,
-					 1, 32);
+	attr->cap.max_send_sge = conn->rw_write_sge;
 	attr->cap.max_rdma_ctxs = conn->rw_ops_max;
 }
 

@@ -269,7 +269,7 @@ static void smbd_send_pump(struct smbd_conn *conn)
 	} while (step == SMBD_STEP_SENT);
 
 	if (step == SMBD_STEP_ERROR)
-		smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
+		smbd_conn_qp_failed(conn, "posting a send failed");
 	else if (step == SMBD_STEP_FINAL)
 		smbd_conn_fail(conn, final_reason);
 }
@@ -328,7 +328,7 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock_irqrestore(&conn->lock, flags);
 
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
+		smbd_conn_qp_failed(conn, ib_wc_status_msg(wc->status));
 	if (pdu) {
 		if (wc->status == IB_WC_SUCCESS) {
 			smbd_count(SMBD_CNT_PDUS_SENT, 1);

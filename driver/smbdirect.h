@@ -30,8 +30,11 @@
 #define SMBD_MAX_DESCRIPTORS 64
 #define SMBD_MAX_IOVS 16
 
-/* RDMA READ/WRITE: rdma_rw operations in flight per connection, at most */
-#define SMBD_RW_OPS_MAX 256
+/*
+ * RDMA READ/WRITE: rdma_rw operations in flight per connection, at least
+ * (more where one transfer of max_read_write_size needs it, rw.c)
+ */
+#define SMBD_RW_OPS_BUDGET 256
 /* latency histogram: bucket 0 < 16 us, bucket i < 16 << i us, last: more */
 #define SMBD_LAT_BUCKETS 16
 
@@ -40,6 +43,8 @@
 #define SMBD_MAX_CREDITS 1024		/* receives posted, send slots */
 #define SMBD_CONN_MAX_QUEUED 64		/* unread PDUs before credits stop */
 #define SMBD_MIN_QUEUE_DEPTH 8		/* a device with less is refused */
+/* an iWARP QP that failed waits this long for the CM to say why (conn.c) */
+#define SMBD_QP_FAILED_GRACE_MS 2000
 /*
  * Before a connection has an owner, nobody has authenticated its peer: its
  * PDUs may be at most SMBD_MAX_SETUP_PDU (a NEGOTIATE is small, a
@@ -193,6 +198,8 @@ struct smbd_conn {
 	bool closing;		/* DISCONNECT: no more PDUs are taken */
 	enum smbd_keepalive keepalive;
 	unsigned long stall_since;	/* jiffies; 0: not waiting for credits */
+	unsigned long qp_failed_since;	/* jiffies; 0: the QP works (iWARP) */
+	const char *qp_failure;		/* static text: what failed */
 	unsigned long deadline;		/* negotiate/accept, or keepalive */
 
 	/* what this connection carried (conn->lock), for smbdctl */
@@ -255,6 +262,7 @@ struct smbd_conn {
 int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 		     struct rdma_conn_param *req);
 void smbd_conn_fail(struct smbd_conn *conn, u32 reason);
+void smbd_conn_qp_failed(struct smbd_conn *conn, const char *what);
 void smbd_conn_put(struct smbd_conn *conn);
 void smbd_conn_arm_timer(struct smbd_conn *conn, u32 ms);
 void smbd_conn_set_deadline_locked(struct smbd_conn *conn, u32 ms);
@@ -288,6 +296,7 @@ int smbd_ioctl_send_pdu(struct smbd_file *file, void *cmd);
 int smbd_ioctl_disconnect(struct smbd_file *file, void *cmd);
 
 /* rw.c */
+void smbd_rw_size(struct smbd_conn *conn);
 void smbd_rw_init_qp_attr(struct smbd_conn *conn, struct ib_qp_init_attr *attr);
 void smbd_rw_work(struct work_struct *work);
 void smbd_rw_shutdown(struct smbd_conn *conn);
