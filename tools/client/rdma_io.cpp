@@ -93,7 +93,19 @@ Status RdmaIo::setup()
         return io_error(Errc::rdma, "ibv_reg_mr of " + std::to_string(length_) +
                                         " bytes: " + std::strerror(errno));
     windows_.resize(opt_.slots);
+    registrations_.resize(opt_.slots);
     busy_.assign(opt_.slots, false);
+    if (opt_.channel == CHANNEL_RDMA_V1_INVALIDATE) {
+        // whether the device has windows shows when one is asked for
+        ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+        if (mw)
+            windows_[0].push_back(mw);
+        else if (errno == EOPNOTSUPP)
+            lending_ = Lending::registrations;
+        else
+            return io_error(Errc::rdma, std::string("ibv_alloc_mw (type 2): ") +
+                                            std::strerror(errno));
+    }
     return {};
 }
 
@@ -104,6 +116,8 @@ RdmaIo::~RdmaIo()
         for (ibv_mw *mw : slot)
             if (mw)
                 ibv_dealloc_mw(mw);
+    for (uint32_t slot = 0; slot < registrations_.size(); slot++)
+        release_registrations(slot);
     if (mr_)
         ibv_dereg_mr(mr_);
     if (mem_)
@@ -238,6 +252,38 @@ Status RdmaIo::bind(uint32_t slot, const std::vector<Region> &regions,
     return {};
 }
 
+Status RdmaIo::register_regions(uint32_t slot,
+                                const std::vector<Region> &regions,
+                                std::vector<uint32_t> &tokens)
+{
+    release_registrations(slot);
+    ibv_pd *pd = client_.protection_domain();
+    for (const Region &r : regions) {
+        // a zero-length registration is refused; the descriptor still
+        // says 0
+        ibv_mr *mr =
+            pd ? ibv_reg_mr(pd, slot_base(slot) + r.offset,
+                            std::max<uint32_t>(r.length, 1),
+                            IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+                                IBV_ACCESS_REMOTE_WRITE)
+               : nullptr;
+        if (!mr)
+            return io_error(Errc::rdma, "ibv_reg_mr of a descriptor's " +
+                                            std::to_string(r.length) +
+                                            " bytes: " + std::strerror(errno));
+        registrations_[slot].push_back(mr);
+        tokens.push_back(mr->rkey);
+    }
+    return {};
+}
+
+void RdmaIo::release_registrations(uint32_t slot)
+{
+    for (ibv_mr *mr : registrations_[slot])
+        ibv_dereg_mr(mr);
+    registrations_[slot].clear();
+}
+
 Status RdmaIo::check_transfer(uint32_t slot, uint32_t size) const
 {
     if (slot >= busy_.size() || busy_[slot])
@@ -256,7 +302,10 @@ Result<std::vector<uint8_t>> RdmaIo::descriptors(uint32_t slot, uint32_t size,
 {
     auto regions = layout(size);
     if (opt_.channel == CHANNEL_RDMA_V1_INVALIDATE) {
-        if (auto st = bind(slot, regions, tokens); !st)
+        auto st = lending_ == Lending::windows
+                      ? bind(slot, regions, tokens)
+                      : register_regions(slot, regions, tokens);
+        if (!st)
             return st.error();
     }
     else {
@@ -289,7 +338,7 @@ Status RdmaIo::start(uint32_t slot, bool write, uint64_t offset, uint32_t size)
     if (!described)
         return described.error();
     std::vector<uint8_t> &descs = *described;
-    bool windows = opt_.channel == CHANNEL_RDMA_V1_INVALIDATE;
+    bool lent = opt_.channel == CHANNEL_RDMA_V1_INVALIDATE;
 
     // MS-SMB2 3.2.4.1.5: one credit per started 64 KiB, asked back
     uint16_t charge = uint16_t(std::max<uint64_t>(
@@ -326,7 +375,7 @@ Status RdmaIo::start(uint32_t slot, bool write, uint64_t offset, uint32_t size)
         return st;
     busy_[slot] = true;
     in_flight_[next_message_id_] = {
-        slot, write, offset, size, std::move(tokens), windows};
+        slot, write, offset, size, std::move(tokens), lent};
     next_message_id_ += charge;
     return {};
 }
@@ -393,7 +442,7 @@ Result<IoCompletion> RdmaIo::finish(std::chrono::milliseconds timeout)
     // window that is already free (rxe_do_invalidate_mw puts a NULL QP), so
     // a wrong guess would take the kernel down; deallocating is safe in
     // either state.
-    if (p.windows)
+    if (p.lent && lending_ == Lending::windows)
         for (size_t i = 0; i < p.tokens.size(); i++) {
             ibv_mw *&mw = windows_[p.slot][i];
             if (mw && c.invalidated != mw->rkey) {
@@ -406,12 +455,12 @@ Result<IoCompletion> RdmaIo::finish(std::chrono::milliseconds timeout)
     std::string what = std::string(p.write ? "WRITE" : "READ") + " MessageId " +
                        std::to_string(message_id);
     if (invalidation_expected()) {
-        if (!c.invalidated)
+        if (!c.invalidated && invalidation_reported())
             return io_error(Errc::protocol,
                             "the response to " + what +
                                 " (RDMA_V1_INVALIDATE) came without a send "
                                 "with invalidate");
-        if (*c.invalidated != c.first_token)
+        if (c.invalidated && *c.invalidated != c.first_token)
             return io_error(Errc::protocol,
                             "the response to " + what + " invalidated rkey " +
                                 hex32(*c.invalidated) +

@@ -3,10 +3,12 @@
 // entries in the request (one or several, possibly longer than the data),
 // and the server moves the data with RDMA WRITE (for READ) or RDMA READ (for
 // WRITE) before it answers. With SMB2_CHANNEL_RDMA_V1_INVALIDATE every
-// descriptor is a type-2 memory window bound for that one request, so that
-// the server's send with invalidate can revoke it: soft-RoCE cannot
-// invalidate a user MR remotely. Several transfers may be in flight, one per
-// slot of the registered memory.
+// descriptor is lent for that one request, so that the server's send with
+// invalidate can revoke it: as a type-2 memory window bound to the slot's
+// memory where the device has windows (soft-RoCE cannot invalidate a user
+// MR remotely), else as a memory registration of its own (soft-iWARP has no
+// windows but invalidates any STag). Several transfers may be in flight,
+// one per slot of the registered memory.
 #ifndef SMBD_CLIENT_RDMA_IO_H
 #define SMBD_CLIENT_RDMA_IO_H
 
@@ -61,9 +63,19 @@ class RdmaIo {
     RdmaIo &operator=(const RdmaIo &) = delete;
 
     const IoOptions &options() const { return opt_; }
+    // How the INVALIDATE channel lends each descriptor's memory.
+    enum class Lending { windows, registrations };
+    Lending lending() const { return lending_; }
     // Whether responses must come with a send with invalidate: the
     // INVALIDATE channel on a dialect that has it.
     bool invalidation_expected() const;
+    // Whether the receive completion shows each such invalidation: not
+    // with registrations, which soft-iWARP takes and which it reports to
+    // kernel CQs only (siw_cq.c); there a reused token shows it.
+    bool invalidation_reported() const
+    {
+        return invalidation_expected() && lending_ == Lending::windows;
+    }
     uint32_t in_flight() const { return uint32_t(in_flight_.size()); }
     std::optional<uint32_t> free_slot() const;
 
@@ -78,16 +90,17 @@ class RdmaIo {
     Status check_untouched(uint32_t slot, uint32_t size) const;
 
     // Send the READ or WRITE request of @size bytes at file @offset for
-    // @slot (bound windows first, when the channel wants them).
+    // @slot (its memory lent first, when the channel wants it).
     Status start(uint32_t slot, bool write, uint64_t offset, uint32_t size);
     // The Buffer Descriptor V1 entries start() would send for @size bytes
-    // in @slot, windows bound: for a caller that builds (and breaks) its
+    // in @slot, memory lent: for a caller that builds (and breaks) its
     // own request, the fuzzer. The slot stays free.
     Result<std::vector<uint8_t>> describe(uint32_t slot, uint32_t size);
     // The next response, checked: a READ or WRITE response to a request in
     // flight, a READ with DataLength 0, the invalidation as the channel
     // asks. Windows the server did not invalidate are replaced before
-    // their slot is free again.
+    // their slot is free again; registrations stay until the slot is lent
+    // again, so that a token the server invalidated stays invalid.
     Result<IoCompletion> finish(std::chrono::milliseconds timeout);
 
   private:
@@ -101,7 +114,7 @@ class RdmaIo {
         uint64_t offset;
         uint32_t size;
         std::vector<uint32_t> tokens;
-        bool windows;
+        bool lent; // per request, windows or registrations
     };
 
     RdmaIo(Client &client, const IoOptions &opt);
@@ -110,6 +123,9 @@ class RdmaIo {
     uint8_t *slot_base(uint32_t slot) const { return mem_ + slot * stride_; }
     Status bind(uint32_t slot, const std::vector<Region> &regions,
                 std::vector<uint32_t> &tokens);
+    Status register_regions(uint32_t slot, const std::vector<Region> &regions,
+                            std::vector<uint32_t> &tokens);
+    void release_registrations(uint32_t slot);
     Status check_transfer(uint32_t slot, uint32_t size) const;
     // The descriptors of @size bytes in @slot; *tokens their keys.
     Result<std::vector<uint8_t>> descriptors(uint32_t slot, uint32_t size,
@@ -121,8 +137,11 @@ class RdmaIo {
     size_t length_ = 0;
     uint8_t *mem_ = nullptr;
     ibv_mr *mr_ = nullptr;
+    Lending lending_ = Lending::windows;
     // type-2 windows per slot and descriptor; null until needed
     std::vector<std::vector<ibv_mw *>> windows_;
+    // or the registrations of the slot's request, one per descriptor
+    std::vector<std::vector<ibv_mr *>> registrations_;
     std::vector<bool> busy_;
     std::map<uint64_t, Pending> in_flight_; // by MessageId
     uint64_t next_message_id_;

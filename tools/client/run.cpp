@@ -155,10 +155,14 @@ class Runner {
             return fail("registering memory", io.error());
         r_.channel = o.channel;
         r_.invalidation_expected = (*io)->invalidation_expected();
-        std::string channel = o.channel == smb2rw::CHANNEL_RDMA_V1_INVALIDATE
-                                  ? "RDMA_V1_INVALIDATE (a memory window per "
-                                    "descriptor and request)"
-                                  : "RDMA_V1 (the MR's rkey)";
+        std::string channel =
+            o.channel != smb2rw::CHANNEL_RDMA_V1_INVALIDATE
+                ? "RDMA_V1 (the MR's rkey)"
+            : (*io)->lending() == RdmaIo::Lending::windows
+                ? "RDMA_V1_INVALIDATE (a memory window per descriptor and "
+                  "request)"
+                : "RDMA_V1_INVALIDATE (a memory registration per descriptor "
+                  "and request: the device has no windows)";
         step("memory registered for " + std::to_string(o.slots) + " transfer" +
              (o.slots > 1 ? "s" : "") + " of up to " + std::to_string(size) +
              " bytes; channel " + channel + ", " +
