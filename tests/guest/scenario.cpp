@@ -4,8 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
+#include <fstream>
 #include <poll.h>
 #include <signal.h>
+#include <sstream>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -50,6 +52,26 @@ std::string server_addr6()
 {
     const char *a = std::getenv("SMBD_ADDR6");
     return a && *a ? a : "fd55::1";
+}
+
+std::string rdma_link()
+{
+    const char *l = std::getenv("SMBD_RDMA_LINK");
+    return l && *l ? l : "rxe0 type rxe netdev smbd0";
+}
+
+std::string rdma_link_name()
+{
+    std::string l = rdma_link();
+    return l.substr(0, l.find(' '));
+}
+
+std::string listeners()
+{
+    std::ifstream f("/sys/kernel/debug/smbdirect/listeners");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
 }
 
 Counters Counters::now()

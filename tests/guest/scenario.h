@@ -38,6 +38,13 @@ inline constexpr uint32_t kHeader = 64;
 // $SMBD_ADDR, the guest's soft-RoCE address; $SMBD_ADDR6, its IPv6 one.
 std::string server_addr();
 std::string server_addr6();
+// The RDMA link they are on, as `rdma link add` takes it: $SMBD_RDMA_LINK
+// ("siw0 type siw netdev smbd1"), soft-RoCE's rxe0 on smbd0 by default;
+// and its name, the first word.
+std::string rdma_link();
+std::string rdma_link_name();
+// The driver's listeners, as debugfs lists them.
+std::string listeners();
 
 // Every counter under /sys/class/misc/smbd/counters at one moment.
 class Counters {

@@ -161,6 +161,33 @@ TEST_F(BoundEvents, DisconnectIoctlEndsTheConnectionForBothSides)
     EXPECT_EQ(delta("disconnect_local"), 1);
 }
 
+// The peer closes while PDUs stream to it: the sends in flight fail or
+// are flushed, and the connection ends as the peer's disconnect, not as an
+// RDMA error. On iWARP the failed sends come before the CM's event
+// (soft-iWARP completes them with LOC_QP_OP_ERR once the stream is gone),
+// which then names the cause.
+TEST_F(BoundEvents, PeerClosingMidStreamIsThePeersDisconnect)
+{
+    const uint32_t size = PeerOptions::default_connect().max_fragmented_size;
+    ASSERT_NO_FATAL_FAILURE(start([](Client &c) -> std::string {
+        auto got = c.recv_pdu(10s);
+        if (!got)
+            return "no PDU from smbd: " + got.error().message;
+        c.close();
+        return "";
+    }));
+    const auto pdu = test_pdu(kSession, 1, size);
+    for (int i = 0; i < 16; i++)
+        ASSERT_EQ(master_.send_pdu(conn_, pdu), 0) << i;
+    auto gone = next_event(master_, 30s);
+    ASSERT_TRUE(gone);
+    EXPECT_EQ(gone->type(), SMBD_EVENT_DISCONNECTED) << describe(*gone);
+    EXPECT_EQ(gone->raw.u.disconnected.reason, SMBD_REASON_PEER)
+        << describe(*gone);
+    EXPECT_EQ(verdict(client_), "");
+    EXPECT_EQ(delta("disconnect_rdma_error"), 0);
+}
+
 // The limits that need a connection: the peer's MaxFragmentedSize, the
 // PDU's own bytes, and a batch that fails part-way.
 TEST_F(BoundEvents, SendPduChecksThePeersLimitTheBytesAndReportsPartialBatches)

@@ -31,11 +31,6 @@ std::string read_file(const std::string &path)
     return ss.str();
 }
 
-std::string listeners()
-{
-    return read_file("/sys/kernel/debug/smbdirect/listeners");
-}
-
 std::string connections()
 {
     return read_file("/sys/kernel/debug/smbdirect/connections");
