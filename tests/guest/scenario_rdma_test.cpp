@@ -145,6 +145,30 @@ class Rdma : public Scenario, public ::testing::WithParamInterface<bool> {
         return s;
     }
 
+    // Sends a READ of d.length bytes over RDMA_V1 into @d as MessageId @id,
+    // which the server must answer by dropping the connection; closes the
+    // client and returns whether it was on iWARP.
+    static bool read_refused(Client &c, uint64_t id, const smbd_buffer_desc &d)
+    {
+        uint8_t desc[SMBD_BUFFER_DESC_SIZE];
+        smbd_buffer_desc_put(desc, 0, &d);
+        ReadRequest r;
+        r.hdr.credit_charge = uint16_t(std::max(1u, d.length / 65536));
+        r.hdr.credits = r.hdr.credit_charge;
+        r.hdr.message_id = id;
+        r.hdr.session_id = c.session_id();
+        r.length = d.length;
+        r.channel = CHANNEL_RDMA_V1;
+        r.channel_info = desc;
+        EXPECT_TRUE(c.send_pdu(build_read_request(r)));
+        // a READ it could serve would be answered, the connection go on
+        auto gone = c.wait_peer_disconnect(30s);
+        EXPECT_TRUE(gone) << gone.error().message;
+        bool iwarp = c.iwarp();
+        c.close();
+        return iwarp;
+    }
+
     FILE *log_ = nullptr;
     std::unique_ptr<smbd::responder::Responder> responder_;
     std::thread serving_;
@@ -273,25 +297,10 @@ TEST_P(Rdma, AnInvalidatedTokenCannotBeUsedAgain)
     ASSERT_TRUE(done) << done.error().message;
     ASSERT_EQ(done->status, NT_STATUS_SUCCESS);
 
-    uint8_t desc[SMBD_BUFFER_DESC_SIZE];
     smbd_buffer_desc d{
         reinterpret_cast<uintptr_t>((*io)->data(0, size)[0].data()),
         done->first_token, size};
-    smbd_buffer_desc_put(desc, 0, &d);
-    ReadRequest r;
-    r.hdr.credit_charge = 1;
-    r.hdr.credits = 1;
-    r.hdr.message_id = 3;
-    r.hdr.session_id = c->session_id();
-    r.length = size;
-    r.channel = CHANNEL_RDMA_V1;
-    r.channel_info = desc;
-    ASSERT_TRUE(c->send_pdu(build_read_request(r)));
-    // a token still valid would be answered, and the connection go on
-    auto gone = c->wait_peer_disconnect(30s);
-    EXPECT_TRUE(gone) << gone.error().message;
-    bool iwarp = c->iwarp();
-    c->close();
+    bool iwarp = read_refused(*c, 3, d);
     auto s = stop_after_refused_write(iwarp, 0);
     EXPECT_EQ(s.writes, 1u);
     EXPECT_LE(s.reads, iwarp ? 1u : 0u);
@@ -361,22 +370,7 @@ TEST_P(Rdma, BadTokenCostsTheConnectionNotTheResponder)
 {
     auto c = session();
     ASSERT_TRUE(c);
-    uint8_t desc[SMBD_BUFFER_DESC_SIZE];
-    smbd_buffer_desc d{0x10000, 0x00dead00, 4 * kMiB};
-    smbd_buffer_desc_put(desc, 0, &d);
-    ReadRequest r;
-    r.hdr.credit_charge = 64;
-    r.hdr.credits = 64;
-    r.hdr.message_id = 2;
-    r.hdr.session_id = c->session_id();
-    r.length = 4 * kMiB;
-    r.channel = CHANNEL_RDMA_V1;
-    r.channel_info = desc;
-    ASSERT_TRUE(c->send_pdu(build_read_request(r)));
-    auto gone = c->wait_peer_disconnect(30s);
-    EXPECT_TRUE(gone) << gone.error().message;
-    bool iwarp = c->iwarp();
-    c->close();
+    bool iwarp = read_refused(*c, 2, {0x10000, 0x00dead00, 4 * kMiB});
 
     c = session();
     ASSERT_TRUE(c);
