@@ -190,23 +190,28 @@ static void smbd_conn_destroy_resources(struct smbd_conn *conn)
 }
 
 /*
- * A send or receive failed, or the QP refused a post: an RDMA error. On
- * iWARP it is also how a stream the peer closed shows (soft-iWARP
- * completes a send with LOC_QP_OP_ERR once its socket is gone, and refuses
- * posts with -ENOTCONN once its QP leaves RTS), and the CM's event that
- * follows names the cause (DISCONNECTED: the peer); so there it is one
- * only without such an event within SMBD_QP_FAILED_GRACE_MS.
+ * A work request failed, or the QP refused a post: an RDMA error. On iWARP
+ * it is also how a stream the peer closed shows (soft-iWARP completes a
+ * send with LOC_QP_OP_ERR once its socket is gone, and refuses posts with
+ * -ENOTCONN once its QP leaves RTS), and the CM's event that follows names
+ * the cause (DISCONNECTED: the peer); so there it is one only without such
+ * an event within SMBD_QP_FAILED_GRACE_MS. Callers log the details.
  */
 void smbd_conn_qp_failed(struct smbd_conn *conn, const char *what)
 {
 	unsigned long flags;
 
+	spin_lock_irqsave(&conn->lock, flags);
+	/* not disconnecting: the teardown that frees cm_id is not queued */
+	if (conn->state == SMBD_CONN_DISCONNECTING) {
+		spin_unlock_irqrestore(&conn->lock, flags);
+		return;
+	}
 	if (!rdma_protocol_iwarp(conn->cm_id->device, conn->cm_id->port_num)) {
-		pr_info_ratelimited("connection %u: %s\n", conn->id, what);
+		spin_unlock_irqrestore(&conn->lock, flags);
 		smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
 		return;
 	}
-	spin_lock_irqsave(&conn->lock, flags);
 	if (!conn->qp_failed_since) {
 		conn->qp_failed_since = jiffies ?: 1;
 		conn->qp_failure = what;

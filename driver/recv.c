@@ -189,7 +189,7 @@ void smbd_recv_negotiate(struct smbd_conn *conn, struct smbd_recv_io *io)
 	}
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (ret) {
-		smbd_conn_qp_failed(conn, "posting the negotiate response failed");
+		smbd_conn_qp_failed(conn, "posting a send failed");
 		return;
 	}
 	smbd_count(SMBD_CNT_NEGOTIATED, 1);
@@ -323,8 +323,12 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status != IB_WC_SUCCESS) {
 		smbd_recv_recycle(conn, io);
 		/* a flush follows a disconnect the CM reports with its cause */
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			smbd_conn_qp_failed(conn, ib_wc_status_msg(wc->status));
+		if (wc->status != IB_WC_WR_FLUSH_ERR) {
+			pr_info_ratelimited("connection %u: receive failed: %s\n",
+					    conn->id,
+					    ib_wc_status_msg(wc->status));
+			smbd_conn_qp_failed(conn, "a receive failed");
+		}
 		return;
 	}
 	ib_dma_sync_single_for_cpu(cq->device, io->dma,

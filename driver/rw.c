@@ -379,6 +379,8 @@ static void smbd_rw_start(struct smbd_rw_req *req)
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (!ret)
 		return;
+	pr_warn_ratelimited("connection %u: posting RDMA: %pe\n", conn->id,
+			    ERR_PTR(ret));
 	smbd_conn_qp_failed(conn, "posting RDMA failed");
 	if (bad != first) {
 		/* partly posted: teardown ends it once the QP is drained */
@@ -405,7 +407,7 @@ static void smbd_rw_error(struct ib_cq *cq, struct ib_wc *wc)
 			    req->dir == DMA_TO_DEVICE ? "write" : "read",
 			    ib_wc_status_msg(wc->status));
 	req->failed = true;
-	smbd_conn_fail(req->conn, SMBD_REASON_RDMA_ERROR);
+	smbd_conn_qp_failed(req->conn, "an RDMA read or write failed");
 }
 
 static void smbd_rw_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -429,7 +431,7 @@ static void smbd_rw_done(struct ib_cq *cq, struct ib_wc *wc)
 		status = -ENOTCONN;
 	/* the QP is in error now: the spec ends the connection */
 	if (req->failed)
-		smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
+		smbd_conn_qp_failed(conn, "an RDMA read or write failed");
 
 	spin_lock_irqsave(&conn->lock, flags);
 	list_del(&req->node);

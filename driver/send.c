@@ -327,8 +327,11 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	smbd_send_kick_locked(conn);
 	spin_unlock_irqrestore(&conn->lock, flags);
 
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		smbd_conn_qp_failed(conn, ib_wc_status_msg(wc->status));
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
+		pr_info_ratelimited("connection %u: send failed: %s\n",
+				    conn->id, ib_wc_status_msg(wc->status));
+		smbd_conn_qp_failed(conn, "a send failed");
+	}
 	if (pdu) {
 		if (wc->status == IB_WC_SUCCESS) {
 			smbd_count(SMBD_CNT_PDUS_SENT, 1);

@@ -177,8 +177,15 @@ TEST_F(BoundEvents, PeerClosingMidStreamIsThePeersDisconnect)
         return "";
     }));
     const auto pdu = test_pdu(kSession, 1, size);
-    for (int i = 0; i < 16; i++)
-        ASSERT_EQ(master_.send_pdu(conn_, pdu), 0) << i;
+    // the peer may be gone before the last is queued
+    for (int i = 0; i < 16; i++) {
+        int err = master_.send_pdu(conn_, pdu);
+        if (err) {
+            EXPECT_TRUE(i > 0 && (err == ENOENT || err == ENOTCONN))
+                << "PDU " << i << ": " << err;
+            break;
+        }
+    }
     auto gone = next_event(master_, 30s);
     ASSERT_TRUE(gone);
     EXPECT_EQ(gone->type(), SMBD_EVENT_DISCONNECTED) << describe(*gone);
