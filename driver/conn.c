@@ -201,18 +201,12 @@ void smbd_conn_qp_failed(struct smbd_conn *conn, const char *what)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&conn->lock, flags);
-	/* not disconnecting: the teardown that frees cm_id is not queued */
-	if (conn->state == SMBD_CONN_DISCONNECTING) {
-		spin_unlock_irqrestore(&conn->lock, flags);
-		return;
-	}
-	if (!rdma_protocol_iwarp(conn->cm_id->device, conn->cm_id->port_num)) {
-		spin_unlock_irqrestore(&conn->lock, flags);
+	if (!conn->iwarp) {
 		smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
 		return;
 	}
-	if (!conn->qp_failed_since) {
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->state != SMBD_CONN_DISCONNECTING && !conn->qp_failed_since) {
 		conn->qp_failed_since = jiffies ?: 1;
 		conn->qp_failure = what;
 		smbd_conn_rearm_locked(conn);
@@ -241,8 +235,7 @@ static void smbd_conn_rd_atomic(struct smbd_conn *conn,
 		.ird = req->initiator_depth,
 		.ord = req->responder_resources,
 	}, ours;
-	bool legacy = rdma_protocol_iwarp(conn->cm_id->device,
-					  conn->cm_id->port_num) &&
+	bool legacy = conn->iwarp &&
 		      smbd_ird_ord_parse(req->private_data,
 					 req->private_data_len, &peer);
 
@@ -296,6 +289,7 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 	INIT_WORK(&conn->disconnect_work, smbd_conn_teardown);
 	INIT_DELAYED_WORK(&conn->timer_work, smbd_conn_timer);
 	init_completion(&conn->done);
+	conn->iwarp = rdma_protocol_iwarp(cm_id->device, cm_id->port_num);
 	conn->transport = smbd_transport_name(cm_id);
 	smbd_sockaddr_from(&conn->local, (void *)&cm_id->route.addr.src_addr);
 	smbd_sockaddr_from(&conn->remote, (void *)&cm_id->route.addr.dst_addr);
@@ -381,6 +375,20 @@ void smbd_conn_put(struct smbd_conn *conn)
 	kref_put(&conn->ref, smbd_conn_release);
 }
 
+/* @next, or the end of a condition begun at @since (0: none) if earlier. */
+static unsigned long smbd_since_earlier(unsigned long next,
+					unsigned long since, u32 ms)
+{
+	unsigned long end = since + msecs_to_jiffies(ms);
+
+	return since && time_before(end, next) ? end : next;
+}
+
+static bool smbd_since_expired(unsigned long since, u32 ms, unsigned long now)
+{
+	return since && time_after_eq(now, since + msecs_to_jiffies(ms));
+}
+
 /* Run the timer at the earliest deadline: phase or keepalive, or credits. */
 void smbd_conn_rearm_locked(struct smbd_conn *conn)
 {
@@ -388,20 +396,10 @@ void smbd_conn_rearm_locked(struct smbd_conn *conn)
 
 	if (conn->state == SMBD_CONN_DISCONNECTING)
 		return;
-	if (conn->stall_since) {
-		unsigned long stall = conn->stall_since +
-			msecs_to_jiffies(conn->params->credit_timeout_ms);
-
-		if (time_before(stall, next))
-			next = stall;
-	}
-	if (conn->qp_failed_since) {
-		unsigned long failed = conn->qp_failed_since +
-			msecs_to_jiffies(SMBD_QP_FAILED_GRACE_MS);
-
-		if (time_before(failed, next))
-			next = failed;
-	}
+	next = smbd_since_earlier(next, conn->stall_since,
+				  conn->params->credit_timeout_ms);
+	next = smbd_since_earlier(next, conn->qp_failed_since,
+				  SMBD_QP_FAILED_GRACE_MS);
 	mod_delayed_work(smbd_wq, &conn->timer_work,
 			 time_after(next, now) ? next - now : 0);
 }
@@ -468,15 +466,13 @@ static void smbd_conn_timer(struct work_struct *work)
 		spin_unlock_irqrestore(&conn->lock, flags);
 		return;
 	}
-	if (conn->qp_failed_since &&
-	    time_after_eq(now, conn->qp_failed_since +
-			       msecs_to_jiffies(SMBD_QP_FAILED_GRACE_MS))) {
+	if (smbd_since_expired(conn->qp_failed_since, SMBD_QP_FAILED_GRACE_MS,
+			       now)) {
 		pr_info_ratelimited("connection %u: %s, and no CM event\n",
 				    conn->id, conn->qp_failure);
 		reason = SMBD_REASON_RDMA_ERROR;
-	} else if (conn->stall_since &&
-		   time_after_eq(now, conn->stall_since +
-				 msecs_to_jiffies(p->credit_timeout_ms))) {
+	} else if (smbd_since_expired(conn->stall_since, p->credit_timeout_ms,
+				      now)) {
 		/* a send waits for credits the peer does not grant */
 		reason = SMBD_REASON_CREDIT_TIMEOUT;
 	} else if (!expired) {

@@ -71,7 +71,7 @@ static int smbd_recv_refill_locked(struct smbd_conn *conn)
 	int ret;
 
 	if (conn->state == SMBD_CONN_NEGOTIATE ||
-	    conn->state == SMBD_CONN_DISCONNECTING)
+	    !smbd_conn_qp_usable_locked(conn))
 		return 0;
 	if (!conn->spare_posted) {
 		ret = smbd_post_recv_locked(conn);

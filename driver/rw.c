@@ -188,7 +188,7 @@ static u32 smbd_rw_cost(const struct smbd_conn *conn, bool write, u32 nents)
 {
 	u32 mr = conn->rw_mr_pages ? DIV_ROUND_UP(nents, conn->rw_mr_pages) : 0;
 
-	if (!write && conn->rw_read_registers)
+	if (!write && conn->iwarp)
 		return mr;
 	return max(mr, DIV_ROUND_UP(nents, write ? conn->rw_write_sge :
 						   conn->rw_read_sge));
@@ -366,7 +366,7 @@ static void smbd_rw_start(struct smbd_rw_req *req)
 			wr->wr_cqe = &req->err_cqe;
 
 	spin_lock_irqsave(&conn->lock, flags);
-	if (conn->state == SMBD_CONN_DISCONNECTING) {
+	if (!smbd_conn_qp_usable_locked(conn)) {
 		spin_unlock_irqrestore(&conn->lock, flags);
 		ret = -ENOTCONN;
 		goto end;
@@ -578,9 +578,8 @@ void smbd_rw_size(struct smbd_conn *conn)
 	conn->rw_write_sge = clamp_t(u32, attrs->max_send_sge, 1, 32);
 	conn->rw_read_sge = clamp_t(u32, attrs->max_sge_rd, 1,
 				    conn->rw_write_sge);
-	conn->rw_read_registers = rdma_protocol_iwarp(dev,
-						      conn->cm_id->port_num);
-	if (conn->rw_read_registers || attrs->max_sgl_rd)
+	/* iWARP registers every RDMA READ's sink */
+	if (conn->iwarp || attrs->max_sgl_rd)
 		conn->rw_mr_pages = min_t(u32,
 					  attrs->max_fast_reg_page_list_len,
 					  256);

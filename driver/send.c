@@ -163,7 +163,7 @@ static enum smbd_send_step smbd_send_one_locked(struct smbd_conn *conn,
 	u16 grant;
 
 	if (conn->state == SMBD_CONN_NEGOTIATE ||
-	    conn->state == SMBD_CONN_DISCONNECTING)
+	    !smbd_conn_qp_usable_locked(conn))
 		return SMBD_STEP_IDLE;
 	pdu = list_first_entry_or_null(&conn->send_queue, struct smbd_pdu_out,
 				       node);

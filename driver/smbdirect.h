@@ -158,6 +158,7 @@ struct smbd_conn {
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	const char *transport;		/* "ib", "roce" or "iwarp" */
+	bool iwarp;			/* READs register; failures wait for the CM */
 	struct smbd_sockaddr local;
 	struct smbd_sockaddr remote;
 	struct smbd_local_params lp;	/* params->local, credits within the device's */
@@ -229,7 +230,6 @@ struct smbd_conn {
 	u32 rw_write_sge;		/* SGEs of an RDMA WRITE */
 	u32 rw_read_sge;		/* SGEs of an RDMA READ */
 	u32 rw_mr_pages;		/* pages per registration; 0: none */
-	bool rw_read_registers;		/* every RDMA READ registers (iWARP) */
 	u32 rw_ops_free;
 	struct list_head rw_pending;	/* waiting for budget, in order */
 	bool rw_posting;		/* someone posts from rw_pending */
@@ -257,6 +257,13 @@ struct smbd_conn {
 	struct delayed_work timer_work;
 	struct completion done;		/* teardown finished */
 };
+
+/* The QP takes new work: no teardown, and no failure the CM may yet name. */
+static inline bool smbd_conn_qp_usable_locked(const struct smbd_conn *conn)
+{
+	lockdep_assert_held(&conn->lock);
+	return conn->state != SMBD_CONN_DISCONNECTING && !conn->qp_failed_since;
+}
 
 /* conn.c */
 int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,

@@ -12,6 +12,10 @@ namespace smbd::client {
 
 namespace {
 
+// How long a failed work request on iWARP waits for the CM's event: as long
+// as the driver waits for the same (SMBD_QP_FAILED_GRACE_MS).
+constexpr std::chrono::milliseconds kIwarpCmGrace{2000};
+
 std::string ms_text(std::chrono::milliseconds ms)
 {
     return std::to_string(ms.count()) + " ms";
@@ -486,10 +490,14 @@ void Client::handle_completion(const ibv_wc &wc)
         if (!send)
             free_recv_.push_back(idx);
         // a flush follows a disconnect, whose CM event says more
-        if (wc.status != IBV_WC_WR_FLUSH_ERR)
-            end_connection(make_error(
-                Errc::rdma, std::string(send ? "a send" : "a receive") +
-                                " failed: " + ibv_wc_status_str(wc.status)));
+        if (wc.status == IBV_WC_WR_FLUSH_ERR)
+            return;
+        // iWARP fails work requests once the peer closed the stream, before
+        // the CM reports the close: ended_error() gives it time
+        iwarp_wr_failed_ = rdma_->iwarp();
+        end_connection(make_error(
+            Errc::rdma, std::string(send ? "a send" : "a receive") +
+                            " failed: " + ibv_wc_status_str(wc.status)));
         return;
     }
     if (send)
@@ -724,8 +732,11 @@ void Client::violation(const std::string &what)
     rdma_->disconnect();
 }
 
-Error Client::ended_error() const
+Error Client::ended_error()
 {
+    auto until = deadline(kIwarpCmGrace);
+    while (iwarp_wr_failed_ && !cm_disconnected_ && pump(until, false))
+        ;
     if (broken_)
         return *broken_;
     return make_error(Errc::peer_disconnected, "the connection is down");

@@ -215,7 +215,9 @@ class Client {
     void end_connection(Error why);
     // The server broke the protocol: record it and disconnect.
     void violation(const std::string &what);
-    Error ended_error() const;
+    // Why the connection ended; on iWARP, after a failed work request, once
+    // the CM had its chance to name the cause.
+    Error ended_error();
 
     std::unique_ptr<RdmaConnection> rdma_;
     ConnectOptions opt_;
@@ -233,6 +235,7 @@ class Client {
     bool negotiate_resp_seen_ = false;
     bool data_phase_ = false;      // negotiated, maybe since ended
     bool cm_disconnected_ = false; // DISCONNECTED seen, from either side
+    bool iwarp_wr_failed_ = false; // a work request failed on iWARP
 
     std::vector<uint32_t> free_recv_;
     std::vector<uint32_t> free_send_;
