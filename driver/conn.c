@@ -7,9 +7,10 @@
  * end the RDMA operations that never completed, tell the owner, then
  * destroy QP, CQ, PD and the CM id.
  *
- * Every ib_post_* happens under conn->lock after checking the state, and
- * smbd_conn_fail() sets the state under the same lock: nothing is posted
- * once teardown has started, so the drain covers everything.
+ * Every ib_post_* happens under conn->lock after checking that the QP is
+ * usable (smbd_conn_qp_usable_locked()), and smbd_conn_fail() sets the
+ * state under the same lock: nothing is posted once teardown has started,
+ * so the drain covers everything.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -389,7 +390,7 @@ static bool smbd_since_expired(unsigned long since, u32 ms, unsigned long now)
 	return since && time_after_eq(now, since + msecs_to_jiffies(ms));
 }
 
-/* Run the timer at the earliest deadline: phase or keepalive, or credits. */
+/* Run the timer at the earliest deadline: phase or keepalive, credits, QP. */
 void smbd_conn_rearm_locked(struct smbd_conn *conn)
 {
 	unsigned long next = conn->deadline, now = jiffies;

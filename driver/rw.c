@@ -312,7 +312,8 @@ static void smbd_rw_finish(struct smbd_rw_req *req, int status)
 /*
  * Give back an operation's budget; a waiting operation may go now, unless
  * @qp_ok is false: after a failed or flushed completion the QP is in error
- * even if nobody has failed the connection yet.
+ * even if nobody has failed the connection yet. Waiting operations of a QP
+ * that is not usable end in the teardown.
  */
 static void smbd_rw_release(struct smbd_conn *conn, u32 cost, bool qp_ok)
 {
@@ -321,7 +322,7 @@ static void smbd_rw_release(struct smbd_conn *conn, u32 cost, bool qp_ok)
 	spin_lock_irqsave(&conn->lock, flags);
 	conn->rw_ops_free += cost;
 	if (qp_ok && !list_empty(&conn->rw_pending) &&
-	    conn->state != SMBD_CONN_DISCONNECTING)
+	    smbd_conn_qp_usable_locked(conn))
 		queue_work(smbd_wq, &conn->rw_work);
 	spin_unlock_irqrestore(&conn->lock, flags);
 }
@@ -448,7 +449,7 @@ static struct smbd_rw_req *smbd_rw_next_locked(struct smbd_conn *conn)
 {
 	struct smbd_rw_req *req;
 
-	if (conn->state == SMBD_CONN_DISCONNECTING)
+	if (!smbd_conn_qp_usable_locked(conn))
 		return NULL;
 	req = list_first_entry_or_null(&conn->rw_pending, struct smbd_rw_req,
 				       node);

@@ -85,11 +85,12 @@ int smbd_send_raw_locked(struct smbd_conn *conn, const void *buf, size_t len)
 /*
  * Run the send work if it has something to send: every receive and send
  * completion asks, so an idle wake-up per message would be the common case.
- * Not after teardown began: it cancels the work only once.
+ * Not after teardown began (it cancels the work only once), nor while a
+ * failed QP waits for it.
  */
 void smbd_send_kick_locked(struct smbd_conn *conn)
 {
-	if (conn->state == SMBD_CONN_DISCONNECTING)
+	if (!smbd_conn_qp_usable_locked(conn))
 		return;
 	if (conn->immediate || !list_empty(&conn->send_queue) ||
 	    smbd_credits_grant_due(&conn->credits))

@@ -122,8 +122,10 @@ Status Client::negotiate_with(std::span<const uint8_t> request)
     uint32_t slot = free_send_.back();
     free_send_.pop_back();
     std::memcpy(rdma_->send_buf(slot), request.data(), request.size());
-    if (auto st = rdma_->post_send(slot, uint32_t(request.size())); !st)
-        return st;
+    if (auto st = rdma_->post_send(slot, uint32_t(request.size())); !st) {
+        qp_failed(st.error());
+        return ended_error();
+    }
     obs_.messages_sent++;
 
     while (!negotiate_resp_seen_) {
@@ -476,10 +478,9 @@ void Client::handle_completion(const ibv_wc &wc)
     if (wc.wr_id & RdmaConnection::MEMORY_WR_BIT) {
         memory_ops_free_++;
         if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR)
-            end_connection(
-                make_error(Errc::rdma, std::string("a memory-window bind "
-                                                   "failed: ") +
-                                           ibv_wc_status_str(wc.status)));
+            qp_failed(make_error(Errc::rdma, std::string("a memory-window bind "
+                                                         "failed: ") +
+                                                 ibv_wc_status_str(wc.status)));
         return;
     }
     bool send = wc.wr_id & RdmaConnection::SEND_WR_BIT;
@@ -490,14 +491,10 @@ void Client::handle_completion(const ibv_wc &wc)
         if (!send)
             free_recv_.push_back(idx);
         // a flush follows a disconnect, whose CM event says more
-        if (wc.status == IBV_WC_WR_FLUSH_ERR)
-            return;
-        // iWARP fails work requests once the peer closed the stream, before
-        // the CM reports the close: ended_error() gives it time
-        iwarp_wr_failed_ = rdma_->iwarp();
-        end_connection(make_error(
-            Errc::rdma, std::string(send ? "a send" : "a receive") +
-                            " failed: " + ibv_wc_status_str(wc.status)));
+        if (wc.status != IBV_WC_WR_FLUSH_ERR)
+            qp_failed(make_error(
+                Errc::rdma, std::string(send ? "a send" : "a receive") +
+                                " failed: " + ibv_wc_status_str(wc.status)));
         return;
     }
     if (send)
@@ -620,7 +617,7 @@ void Client::post_receives()
     for (; n > 0 && !free_recv_.empty(); n--) {
         uint32_t idx = free_recv_.back();
         if (auto st = rdma_->post_recv(idx); !st)
-            return end_connection(st.error());
+            return qp_failed(st.error());
         free_recv_.pop_back();
         smbd_credits_posted(&credits_, 1);
     }
@@ -664,7 +661,11 @@ Status Client::post_slot(uint32_t slot, uint32_t len, uint16_t grant)
         obs_.keepalive_answers++;
         response_due_ = false;
     }
-    return rdma_->post_send(slot, len);
+    if (auto st = rdma_->post_send(slot, len); !st) {
+        qp_failed(st.error());
+        return ended_error();
+    }
+    return {};
 }
 
 Status Client::wait_send_slot(Clock::time_point until)
@@ -732,10 +733,17 @@ void Client::violation(const std::string &what)
     rdma_->disconnect();
 }
 
+void Client::qp_failed(Error why)
+{
+    if (rdma_->iwarp() && cm_grace_until_ == Clock::time_point{})
+        cm_grace_until_ = deadline(kIwarpCmGrace);
+    end_connection(std::move(why));
+}
+
 Error Client::ended_error()
 {
-    auto until = deadline(kIwarpCmGrace);
-    while (iwarp_wr_failed_ && !cm_disconnected_ && pump(until, false))
+    while (!cm_disconnected_ && Clock::now() < cm_grace_until_ &&
+           pump(cm_grace_until_, false))
         ;
     if (broken_)
         return *broken_;

@@ -213,10 +213,13 @@ class Client {
     Status post_slot(uint32_t slot, uint32_t len, uint16_t grant);
     Status send_data(std::span<const uint8_t> payload, uint32_t remaining);
     void end_connection(Error why);
+    // A work request failed or was refused. iWARP does so once the peer
+    // closed the stream, before the CM reports the close: there the CM
+    // gets kIwarpCmGrace to name the cause (ended_error() waits for it).
+    void qp_failed(Error why);
     // The server broke the protocol: record it and disconnect.
     void violation(const std::string &what);
-    // Why the connection ended; on iWARP, after a failed work request, once
-    // the CM had its chance to name the cause.
+    // Why the connection ended, once the CM had its grace (qp_failed()).
     Error ended_error();
 
     std::unique_ptr<RdmaConnection> rdma_;
@@ -233,9 +236,9 @@ class Client {
     smbd_reassembly reasm_{};
     std::vector<uint8_t> negotiate_resp_raw_;
     bool negotiate_resp_seen_ = false;
-    bool data_phase_ = false;      // negotiated, maybe since ended
-    bool cm_disconnected_ = false; // DISCONNECTED seen, from either side
-    bool iwarp_wr_failed_ = false; // a work request failed on iWARP
+    bool data_phase_ = false;            // negotiated, maybe since ended
+    bool cm_disconnected_ = false;       // DISCONNECTED seen, from either side
+    Clock::time_point cm_grace_until_{}; // see qp_failed()
 
     std::vector<uint32_t> free_recv_;
     std::vector<uint32_t> free_send_;
