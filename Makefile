@@ -44,8 +44,9 @@
 #                 libsmbd-tevent0, libsmbd-dev, smbdctl) into $(BUILD)/deb
 #   make install-check  make install into a scratch tree, checked as a
 #                 consumer sees it (run by make check)
-#   make e2e-kernel  the guest kernel for the end-to-end tests, from
-#                 Debian's linux-source-6.1 with SMB Direct on (cached)
+#   make e2e-kernel  the guest kernel for the end-to-end tests: Debian's
+#                 6.1 with cifs, ksmbd (SMB Direct on) and siw built from
+#                 linux-source-6.1 (cached)
 #   make samba    Debian's Samba 4.17 source with samba-patches/ applied,
 #                 built trimmed against libsmbd and installed into a prefix
 #                 (cached)

@@ -129,6 +129,8 @@ CONF
 	ksmbd.adduser -a -p "$E2E_PASS" "$E2E_USER" >/dev/null 2>&1 ||
 		ksmbd.adduser -u -p "$E2E_PASS" "$E2E_USER" >/dev/null 2>&1 ||
 		fail "ksmbd.adduser failed" || return 1
+	# a module of the e2e kernel, which ksmbd.mountd does not load
+	modprobe ksmbd || fail "cannot load ksmbd" || return 1
 	ksmbd.mountd >"$E2E_DIR/log/ksmbd.out" 2>&1 ||
 		fail "ksmbd.mountd failed: $(tail -n 2 "$E2E_DIR/log/ksmbd.out")" ||
 		return 1

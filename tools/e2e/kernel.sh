@@ -1,63 +1,95 @@
 #!/bin/sh
-# Build the e2e guest kernel from Debian's linux-source-6.1 (kernel.config
-# merged into x86_64_defconfig + kvm_guest.config, the patches in
-# kernel-patches/ applied) into a cache outside the checkout, keyed by the
-# source package version and the hash of the config and patches. Prints the
-# cache directory: boot/bzImage, lib/modules (root/), and build/, the tree
-# out-of-tree modules (the driver) are built against. "kernel.sh debug"
-# builds the debug kernel: kernel-debug.config merged on top.
+# The e2e guest kernel: Debian's stock 6.1 kernel (tools/vm/kernel.sh) with
+# what its packages leave out, built as out-of-tree modules against its
+# headers from the matching linux-source-6.1: the cifs client and ksmbd
+# with SMB Direct on (fs/smb, the patches in kernel-patches/ applied) and
+# soft-iWARP (tools/vm/siw.sh). They take the place of the stock cifs.ko
+# and ksmbd.ko in a module tree of its own, cached outside the checkout
+# keyed by the kernel, the source, the patches and this script. Prints the
+# cache directory: root/boot/bzImage, root/lib/modules, and build, the
+# headers the driver is built against.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-case "${1:-}" in
-"") name=e2e-kernel; configs=$here/kernel.config ;;
-debug) name=debug-kernel
-	configs="$here/kernel.config $here/kernel-debug.config" ;;
-*) echo "usage: $0 [debug]" >&2; exit 2 ;;
-esac
 . "$here/../lib.sh"
-
-need_packages "e2e kernel" linux-source-6.1 bc bison flex libelf-dev \
-	libssl-dev cpio rsync kmod xz-utils
-
+abi=$("$here/../kernel-abi.sh")
+case $abi in
+6.1.*) ;;
+*) echo "e2e-kernel: Debian's kernel is $abi; kernel-patches/ are for 6.1" >&2
+	exit 1 ;;
+esac
+need_packages e2e-kernel linux-source-6.1 "linux-headers-$abi" gcc make \
+	kmod xz-utils
+stock=$("$here/../vm/kernel.sh")
+siw=$("$here/../vm/siw.sh" "$abi")
+headers=/usr/src/linux-headers-$abi
 version=$(dpkg-query -W -f='${Version}' linux-source-6.1)
-# shellcheck disable=SC2086 # two paths without spaces
-key=$( (echo "$version"; cat $configs;
-	cat "$here"/kernel-patches/*.patch 2>/dev/null) | sha256sum | cut -c1-16)
-cache="$(cache_root)/$name/${version}_$key"
+kversion=$(dpkg-query -W -f='${Version}' "linux-headers-$abi")
+# modules from other sources than the kernel's own could mismatch it
+[ "$version" = "$kversion" ] || {
+	echo "e2e-kernel: linux-source-6.1 is $version, linux-headers-$abi $kversion" >&2
+	exit 1
+}
+key=$( (basename "$stock"; cat "$0" "$here"/kernel-patches/*.patch) |
+	sha256sum | cut -c1-16)
+cache="$(cache_root)/e2e-kernel/${abi}_$key"
 if [ -f "$cache/.complete" ]; then
 	echo "$cache"
 	exit 0
 fi
 
 rm -rf "$cache"
-mkdir -p "$cache"
+mkdir -p "$cache/src"
 log=$cache/build.log
-echo "$name: building linux-source $version (config $key) in $cache; log in $log" >&2
+echo "e2e-kernel: building cifs and ksmbd with SMB Direct for $abi in $cache; log in $log" >&2
 start=$(date +%s)
-tar -xaf /usr/src/linux-source-6.1.tar.xz -C "$cache"
-mv "$cache/linux-source-6.1" "$cache/build"
-cd "$cache/build"
+src=$cache/src
+tar -xaf /usr/src/linux-source-6.1.tar.xz -C "$src" --strip-components=1 \
+	linux-source-6.1/fs/smb linux-source-6.1/fs/internal.h \
+	linux-source-6.1/scripts/asn1_compiler.c \
+	linux-source-6.1/include/linux/asn1.h \
+	linux-source-6.1/include/linux/asn1_ber_bytecode.h
 for p in "$here"/kernel-patches/*.patch; do
-	[ -f "$p" ] || continue
-	patch -p1 --forward --quiet <"$p" || { echo "e2e kernel: $p does not apply" >&2; exit 1; }
+	patch -d "$src" -p1 --forward --quiet <"$p" ||
+		{ echo "e2e-kernel: $p does not apply" >&2; exit 1; }
 done
+# The headers package has no ASN.1 compiler: generate the parsers kbuild
+# would, so that it finds them made.
+gcc -O2 -I"$src/include" -o "$src/asn1_compiler" "$src/scripts/asn1_compiler.c"
+for a in "$src"/fs/smb/*/*.asn1; do
+	"$src/asn1_compiler" "$a" "${a%.asn1}.asn1.c" "${a%.asn1}.asn1.h"
+done
+# kbuild takes the options from the command line, C from the defines
 {
-	make x86_64_defconfig kvm_guest.config
-	# shellcheck disable=SC2086
-	scripts/kconfig/merge_config.sh -m .config $configs
-	make olddefconfig
-} >"$log" 2>&1 || { tail -n 20 "$log" >&2; exit 1; }
-# every option asked for must have survived the merge
-# shellcheck disable=SC2086
-missing=$(cat $configs | grep '^CONFIG_' | while read -r line; do
-	grep -qx "$line" .config || echo "$line"
-done)
-[ -z "$missing" ] || { echo "$name: options not taken: $missing" >&2; exit 1; }
-make -j"$(nproc)" bzImage modules >>"$log" 2>&1 ||
-	{ tail -n 40 "$log" >&2; exit 1; }
-make modules_install INSTALL_MOD_PATH="$cache/root" >>"$log" 2>&1
-mkdir -p "$cache/root/boot"
-cp arch/x86/boot/bzImage "$cache/root/boot/bzImage"
-echo "$name: built in $(( $(date +%s) - start )) s" >&2
+	make -C "$headers" M="$src/fs/smb/client" -j"$(nproc)" modules \
+		CONFIG_CIFS=m CONFIG_CIFS_SMB_DIRECT=y \
+		KCFLAGS=-DCONFIG_CIFS_SMB_DIRECT=1 &&
+	make -C "$headers" M="$src/fs/smb/server" -j"$(nproc)" modules \
+		CONFIG_SMB_SERVER=m CONFIG_SMB_SERVER_SMBDIRECT=y \
+		KCFLAGS=-DCONFIG_SMB_SERVER_SMBDIRECT=1
+} >"$log" 2>&1 || { tail -n 40 "$log" >&2; exit 1; }
+if grep 'WARNING: modpost' "$log" >&2; then
+	echo "e2e-kernel: the modules do not link against $abi" >&2
+	exit 1
+fi
+
+# The stock tree, linked (each file the tree changes is replaced, never
+# written through), with the modules in the stock ones' places.
+mods=$cache/root/lib/modules/$abi
+mkdir -p "$cache/root/lib/modules" "$cache/root/boot"
+cp -al "$stock/root/lib/modules/$abi" "$mods" 2>/dev/null ||
+	cp -a "$stock/root/lib/modules/$abi" "$mods"
+for f in "$mods"/modules.*; do
+	cp --remove-destination "$stock/root/lib/modules/$abi/${f##*/}" "$f"
+done
+for m in client/cifs server/ksmbd; do
+	rm -f "$mods/kernel/fs/smb/$m.ko"
+	cp "$src/fs/smb/$m.ko" "$mods/kernel/fs/smb/$m.ko"
+done
+install -D -m 644 "$siw" "$mods/kernel/drivers/infiniband/sw/siw/siw.ko"
+depmod -b "$cache/root" "$abi"
+cp "$stock/root/boot/vmlinuz-$abi" "$cache/root/boot/bzImage"
+ln -s "$headers" "$cache/build"
+rm -rf "$src"
+echo "e2e-kernel: built in $(($(date +%s) - start)) s" >&2
 touch "$cache/.complete"
 echo "$cache"

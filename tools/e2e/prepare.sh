@@ -13,7 +13,7 @@ build=${SMBD_BUILD:-$repo/build}
 need_packages e2e cifs-utils
 
 "$here/ksmbd-tools.sh" >&2
-kernel=$("$here/kernel.sh" ${1:-})
+kernel=$("$here/kernel${1:+-$1}.sh")
 samba=$("$repo/samba-patches/build.sh")
 driver=$("$repo/tools/build-driver.sh" "$kernel/build" "$build/${1:-e2e}/driver")
 printf '%s\n%s\n%s\n' "$kernel" "$samba" "$driver"
