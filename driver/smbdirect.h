@@ -22,6 +22,7 @@
 #include "data_transfer.h"
 #include "negotiate.h"
 #include "smb2.h"
+#include "stats.h"
 
 /* Limits reported by GET_INFO and enforced by the commands. */
 #define SMBD_EVENT_QUEUE_LEN 1024
@@ -367,41 +368,6 @@ int smbd_listener_init(void);
 void smbd_listener_exit(void);
 int smbd_listeners_update(u16 *busy_port);
 void smbd_listeners_show(struct seq_file *m);
-
-/* stats.c */
-enum smbd_counter {
-	SMBD_CNT_CONN_REQUESTS,
-	SMBD_CNT_CONN_REJECTED,
-	SMBD_CNT_CONN_WRONG_PORT,
-	SMBD_CNT_CONN_ACTIVE,
-	SMBD_CNT_NEGOTIATED,
-	SMBD_CNT_PDUS_RECEIVED,
-	SMBD_CNT_PDUS_SENT,
-	SMBD_CNT_BYTES_RECEIVED,
-	SMBD_CNT_BYTES_SENT,
-	SMBD_CNT_KEEPALIVES_SENT,
-	SMBD_CNT_CREDIT_STALLS,
-	SMBD_CNT_RDMA_READS,
-	SMBD_CNT_RDMA_WRITES,
-	SMBD_CNT_RDMA_READ_BYTES,
-	SMBD_CNT_RDMA_WRITE_BYTES,
-	SMBD_CNT_RDMA_ERRORS,
-	SMBD_CNT_RDMA_INFLIGHT,
-	SMBD_CNT_COUNT
-};
-
-#define SMBD_REASON_MAX SMBD_REASON_SETUP_TIMEOUT
-
-void smbd_count(enum smbd_counter c, s64 n);
-void smbd_debugfs_init(void);
-void smbd_debugfs_exit(void);
-void smbd_count_disconnect(u32 reason);
-void smbd_count_rdma(bool write, int status, u64 bytes, u32 lat_bucket);
-void smbd_lat_show(struct seq_file *m);
-void smbd_sockaddr_show(struct seq_file *m, const char *key,
-			const struct smbd_sockaddr *a);
-const char *smbd_reason_name(u32 reason);
-extern const struct attribute_group *smbd_attr_groups[];
 
 /* ioctl.c */
 long smbd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -35,29 +36,6 @@ uint32_t copy_ids(const std::vector<uint16_t> &ids, __u16 (&out)[N])
     std::copy_n(ids.begin(), std::min(ids.size(), N), out);
     return static_cast<uint32_t>(ids.size());
 }
-
-const char *const reason_names[] = {
-    nullptr,
-    "local",
-    "peer",
-    "owner_closed",
-    "device_removed",
-    "negotiate_timeout",
-    "keepalive_timeout",
-    "accept_timeout",
-    "credit_timeout",
-    "bad_negotiate",
-    "bad_message",
-    "bad_reassembly",
-    "credit_violation",
-    "bad_smb2",
-    "unknown_session",
-    "no_listener",
-    "rdma_error",
-    "no_memory",
-    "setup_timeout",
-};
-static_assert(std::size(reason_names) == SMBD_REASON_SETUP_TIMEOUT + 1);
 
 } // namespace
 
@@ -416,16 +394,12 @@ void PoolMapping::unmap()
 
 std::vector<std::string> counter_names()
 {
-    std::vector<std::string> names = {
-        "conn_requests",   "conn_rejected",   "conn_wrong_port",
-        "conn_active",     "negotiated",      "pdus_received",
-        "pdus_sent",       "bytes_received",  "bytes_sent",
-        "keepalives_sent", "credit_stalls",   "rdma_reads",
-        "rdma_writes",     "rdma_read_bytes", "rdma_write_bytes",
-        "rdma_errors",     "rdma_inflight",
-    };
-    for (uint32_t r = SMBD_REASON_LOCAL; r < std::size(reason_names); r++)
-        names.push_back(std::string("disconnect_") + reason_names[r]);
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto &entry :
+         std::filesystem::directory_iterator(counters_dir, ec))
+        names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
     return names;
 }
 
@@ -465,8 +439,13 @@ const char *event_name(uint32_t type)
 
 const char *reason_name(uint32_t reason)
 {
-    if (reason < std::size(reason_names) && reason_names[reason])
-        return reason_names[reason];
+    switch (reason) {
+#define SMBD_REASON_CASE(name, value, text)                                    \
+    case value:                                                                \
+        return #text;
+        SMBD_REASONS(SMBD_REASON_CASE)
+#undef SMBD_REASON_CASE
+    }
     return "unknown";
 }
 

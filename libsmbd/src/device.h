@@ -175,7 +175,7 @@ class PoolMapping {
 // Driver counters under /sys/class/misc/smbd/counters.
 inline constexpr std::string_view counters_dir =
     "/sys/class/misc/" SMBD_DEVICE_NAME "/counters";
-// Every counter name the driver exports.
+// Every counter the driver exports, by name (empty without the driver).
 std::vector<std::string> counter_names();
 // The value of one counter; nullopt if absent or not one decimal number.
 std::optional<uint64_t> read_counter(std::string_view name);

@@ -344,25 +344,35 @@ struct smbd_mem_params {
 #define SMBD_CHANNEL_BOUND (1U << 0)	/* binding SESSION_SETUP (flow 1) */
 #define SMBD_CHANNEL_ACCEPTED (1U << 1)	/* claimed with ACCEPT (flow 2) */
 
-/* smbd_event.u.disconnected.reason */
-#define SMBD_REASON_LOCAL 1		/* DISCONNECT ioctl */
-#define SMBD_REASON_PEER 2		/* the peer disconnected */
-#define SMBD_REASON_OWNER_CLOSED 3	/* the owning file was closed */
-#define SMBD_REASON_DEVICE_REMOVED 4	/* the RDMA device went away */
-#define SMBD_REASON_NEGOTIATE_TIMEOUT 5	/* no negotiate in time */
-#define SMBD_REASON_KEEPALIVE_TIMEOUT 6	/* no answer to a keepalive */
-#define SMBD_REASON_ACCEPT_TIMEOUT 7	/* NEW_CONNECTION never claimed */
-#define SMBD_REASON_CREDIT_TIMEOUT 8	/* the peer never granted credits */
-#define SMBD_REASON_BAD_NEGOTIATE 9	/* invalid MS-SMBD negotiate */
-#define SMBD_REASON_BAD_MESSAGE 10	/* invalid data transfer header */
-#define SMBD_REASON_BAD_REASSEMBLY 11	/* fragments inconsistent or too big */
-#define SMBD_REASON_CREDIT_VIOLATION 12	/* sent without credits, overflow */
-#define SMBD_REASON_BAD_SMB2 13		/* invalid SMB2 NEGOTIATE/SESSION_SETUP */
-#define SMBD_REASON_UNKNOWN_SESSION 14	/* binding to an unregistered session */
-#define SMBD_REASON_NO_LISTENER 15	/* new session and nobody listening */
-#define SMBD_REASON_RDMA_ERROR 16	/* work completion or CM error */
-#define SMBD_REASON_NO_MEMORY 17	/* resources exhausted */
-#define SMBD_REASON_SETUP_TIMEOUT 18	/* no SMB2 session setup in time */
+/*
+ * smbd_event.u.disconnected.reason: X(NAME, value, name) gives
+ * SMBD_REASON_NAME and the name the driver counts it under
+ * (counters/disconnect_<name>) and libsmbd prints. A value is never reused;
+ * a new reason takes the next one.
+ */
+#define SMBD_REASONS(X) \
+	X(LOCAL, 1, local)			/* DISCONNECT ioctl */ \
+	X(PEER, 2, peer)			/* the peer disconnected */ \
+	X(OWNER_CLOSED, 3, owner_closed)	/* the owning file was closed */ \
+	X(DEVICE_REMOVED, 4, device_removed)	/* the RDMA device went away */ \
+	X(NEGOTIATE_TIMEOUT, 5, negotiate_timeout) /* no negotiate in time */ \
+	X(KEEPALIVE_TIMEOUT, 6, keepalive_timeout) /* no answer to a keepalive */ \
+	X(ACCEPT_TIMEOUT, 7, accept_timeout)	/* NEW_CONNECTION never claimed */ \
+	X(CREDIT_TIMEOUT, 8, credit_timeout)	/* the peer never granted credits */ \
+	X(BAD_NEGOTIATE, 9, bad_negotiate)	/* invalid MS-SMBD negotiate */ \
+	X(BAD_MESSAGE, 10, bad_message)		/* invalid data transfer header */ \
+	X(BAD_REASSEMBLY, 11, bad_reassembly)	/* fragments inconsistent or too big */ \
+	X(CREDIT_VIOLATION, 12, credit_violation) /* sent without credits, overflow */ \
+	X(BAD_SMB2, 13, bad_smb2)		/* invalid SMB2 NEGOTIATE/SESSION_SETUP */ \
+	X(UNKNOWN_SESSION, 14, unknown_session)	/* binding to an unregistered session */ \
+	X(NO_LISTENER, 15, no_listener)		/* new session and nobody listening */ \
+	X(RDMA_ERROR, 16, rdma_error)		/* work completion or CM error */ \
+	X(NO_MEMORY, 17, no_memory)		/* resources exhausted */ \
+	X(SETUP_TIMEOUT, 18, setup_timeout)	/* no SMB2 session setup in time */
+
+#define SMBD_REASON_ENUM_(name, value, text) SMBD_REASON_##name = value,
+enum { SMBD_REASONS(SMBD_REASON_ENUM_) SMBD_REASON_NONE = 0 };
+#undef SMBD_REASON_ENUM_
 
 /**
  * struct smbd_sockaddr - an IPv4 or IPv6 endpoint

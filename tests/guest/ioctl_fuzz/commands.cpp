@@ -131,8 +131,8 @@ std::string event_problem(const smbd_event &ev, uint32_t i,
             return "RDMA_DONE failed with bytes";
         break;
     case SMBD_EVENT_DISCONNECTED:
-        if (ev.u.disconnected.reason < SMBD_REASON_LOCAL ||
-            ev.u.disconnected.reason > SMBD_REASON_SETUP_TIMEOUT)
+        if (std::string_view(smbd::device::reason_name(
+                ev.u.disconnected.reason)) == "unknown")
             return "reason " + std::to_string(ev.u.disconnected.reason);
         break;
     }
