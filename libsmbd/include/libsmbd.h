@@ -173,7 +173,8 @@ struct smbd_dev_policy {
  * Fills the first @size bytes (sizeof(*policy) as the caller knows it)
  * with the values a Linux or Windows client meets in practice: 255 receive
  * credits, 1364-byte sends, 8 MiB transfers, dialects 3.0-3.1.1, AES
- * ciphers and signing algorithms, an empty security blob; policy->size
+ * ciphers and signing algorithms, an empty security blob, no ServerGuid
+ * (all zero: smbd_dev_set_policy() registers a random one); policy->size
  * becomes @size.
  */
 void smbd_dev_policy_init(struct smbd_dev_policy *policy, size_t size);

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <memory>
 #include <poll.h>
+#include <random>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -30,6 +31,14 @@ constexpr uint32_t signing_enabled = 0x1;
 // SMB2 Buffer Descriptor V1 (MS-SMBD 2.2.3.1)
 constexpr size_t buffer_desc_size = 16;
 
+// a GUID for a policy that names none: unique, as a GUID must be
+void random_bytes(__u8 *out, size_t n)
+{
+    std::random_device rd;
+    for (size_t i = 0; i < n; i++)
+        out[i] = static_cast<__u8>(rd());
+}
+
 template <size_t N>
 uint32_t copy_ids(const std::vector<uint16_t> &ids, __u16 (&out)[N])
 {
@@ -43,27 +52,13 @@ smbd_set_params Params::to_uapi() const
 {
     smbd_set_params p{};
     p.size = sizeof(p);
-    p.receive_credit_max = receive_credit_max;
-    p.send_credit_target = send_credit_target;
-    p.max_send_size = max_send_size;
-    p.max_receive_size = max_receive_size;
-    p.max_fragmented_size = max_fragmented_size;
-    p.max_read_write_size = max_read_write_size;
-    p.keepalive_interval_ms = keepalive_interval_ms;
-    p.keepalive_timeout_ms = keepalive_timeout_ms;
-    p.negotiate_timeout_ms = negotiate_timeout_ms;
-    p.setup_timeout_ms = setup_timeout_ms;
-    p.credit_timeout_ms = credit_timeout_ms;
-    p.accept_timeout_ms = accept_timeout_ms;
+#define SMBD_PARAMS_COPY(name) p.name = name;
+    SMBD_POLICY_U32_FIELDS(SMBD_PARAMS_COPY)
+#undef SMBD_PARAMS_COPY
     std::copy(server_guid.begin(), server_guid.end(), p.server_guid);
-    p.capabilities = capabilities;
-    p.security_mode = security_mode;
-    p.min_dialect = min_dialect;
-    p.max_dialect = max_dialect;
-    p.max_transact_size = max_transact_size;
-    p.max_read_size = max_read_size;
-    p.max_write_size = max_write_size;
-    p.policy_flags = policy_flags;
+    if (std::all_of(server_guid.begin(), server_guid.end(),
+                    [](uint8_t b) { return b == 0; }))
+        random_bytes(p.server_guid, sizeof(p.server_guid));
     p.cipher_count = copy_ids(ciphers, p.ciphers);
     p.signing_algorithm_count =
         copy_ids(signing_algorithms, p.signing_algorithms);
@@ -91,9 +86,6 @@ Params default_params()
     // Linux client with signing, on a loaded machine, needs more than 5 s
     p.credit_timeout_ms = 30000;
     p.accept_timeout_ms = 5000;
-    // Samba's ServerGuid: the lower-case NetBIOS name, NUL-padded
-    const char name[] = "smbdirect-test";
-    std::copy(name, name + sizeof(name) - 1, p.server_guid.begin());
     p.capabilities = cap_dfs | cap_leasing | cap_large_mtu | cap_multi_channel |
                      cap_encryption;
     p.security_mode = signing_enabled;

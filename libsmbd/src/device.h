@@ -17,29 +17,40 @@
 
 namespace smbd::device {
 
+// The policy's 32-bit fields, named alike in struct smbd_set_params (the
+// kernel's), struct smbd_dev_policy (the C API's) and Params: the one list
+// the conversions between them are generated from, so that none misses a
+// field. The GUID, the algorithm lists and the blob differ in type and are
+// converted by hand.
+#define SMBD_POLICY_U32_FIELDS(X)                                              \
+    X(receive_credit_max)                                                      \
+    X(send_credit_target)                                                      \
+    X(max_send_size)                                                           \
+    X(max_receive_size)                                                        \
+    X(max_fragmented_size)                                                     \
+    X(max_read_write_size)                                                     \
+    X(keepalive_interval_ms)                                                   \
+    X(keepalive_timeout_ms)                                                    \
+    X(negotiate_timeout_ms)                                                    \
+    X(setup_timeout_ms)                                                        \
+    X(credit_timeout_ms)                                                       \
+    X(accept_timeout_ms)                                                       \
+    X(capabilities)                                                            \
+    X(security_mode)                                                           \
+    X(min_dialect)                                                             \
+    X(max_dialect)                                                             \
+    X(max_transact_size)                                                       \
+    X(max_read_size)                                                           \
+    X(max_write_size)                                                          \
+    X(policy_flags)
+
 // What SET_PARAMS carries, in C++ types; to_uapi() builds the ioctl struct.
 struct Params {
-    uint32_t receive_credit_max;
-    uint32_t send_credit_target;
-    uint32_t max_send_size;
-    uint32_t max_receive_size;
-    uint32_t max_fragmented_size;
-    uint32_t max_read_write_size;
-    uint32_t keepalive_interval_ms;
-    uint32_t keepalive_timeout_ms;
-    uint32_t negotiate_timeout_ms;
-    uint32_t setup_timeout_ms;
-    uint32_t credit_timeout_ms;
-    uint32_t accept_timeout_ms;
+#define SMBD_PARAMS_FIELD(name) uint32_t name;
+    SMBD_POLICY_U32_FIELDS(SMBD_PARAMS_FIELD)
+#undef SMBD_PARAMS_FIELD
+    // all zero: a random one at every to_uapi()
     std::array<uint8_t, SMBD_GUID_SIZE> server_guid;
-    uint32_t capabilities;
-    uint32_t security_mode;
-    uint32_t min_dialect;
-    uint32_t max_dialect;
-    uint32_t max_transact_size;
-    uint32_t max_read_size;
-    uint32_t max_write_size;
-    uint32_t policy_flags;
     std::vector<uint16_t> ciphers;
     std::vector<uint16_t> signing_algorithms;
     std::vector<uint8_t> sec_blob;
@@ -50,7 +61,8 @@ struct Params {
     smbd_set_params to_uapi() const;
 };
 
-// The values a Linux cifs client meets in practice and Samba would offer.
+// The values a Linux cifs client meets in practice and Samba would offer,
+// with no ServerGuid (Samba gives its own).
 Params default_params();
 
 // One event of GET_EVENTS with its data copied out.

@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "device.h"
+#include "policy.h"
 
 namespace {
 
@@ -47,6 +49,42 @@ TEST(DeviceParams, TooManyIdsAreCountedButNotCopied)
     EXPECT_EQ(p.cipher_count, 9u);
     EXPECT_EQ(p.ciphers[7], 4);
     EXPECT_EQ(p.signing_algorithms[0], 2); // the next field is untouched
+}
+
+// Every 32-bit field reaches the kernel's struct and goes through the C
+// API's one unchanged: the conversions come from one list of fields.
+TEST(DeviceParams, EveryFieldReachesTheKernelAndTheCApi)
+{
+    auto params = default_params();
+    uint32_t v = 1000;
+#define SMBD_FIELD_SET(name) params.name = v++;
+    SMBD_POLICY_U32_FIELDS(SMBD_FIELD_SET)
+#undef SMBD_FIELD_SET
+    const smbd_set_params p = params.to_uapi();
+    const smbd::device::Params back =
+        smbd::lib::params_of(smbd::lib::policy_of(params), default_params());
+    v = 1000;
+#define SMBD_FIELD_CHECK(name)                                                 \
+    EXPECT_EQ(p.name, v) << #name;                                             \
+    EXPECT_EQ(back.name, v) << #name;                                          \
+    v++;
+    SMBD_POLICY_U32_FIELDS(SMBD_FIELD_CHECK)
+#undef SMBD_FIELD_CHECK
+}
+
+// The defaults name no ServerGuid: each policy without one gets its own.
+TEST(DeviceParams, NoServerGuidGetsARandomOne)
+{
+    auto params = default_params();
+    EXPECT_EQ(params.server_guid, decltype(params.server_guid){});
+    const smbd_set_params a = params.to_uapi();
+    const smbd_set_params b = params.to_uapi();
+    EXPECT_NE(std::memcmp(a.server_guid, b.server_guid, sizeof(a.server_guid)),
+              0);
+    params.server_guid.fill(0x5a);
+    const smbd_set_params c = params.to_uapi();
+    for (uint8_t byte : c.server_guid)
+        EXPECT_EQ(byte, 0x5a);
 }
 
 } // namespace
