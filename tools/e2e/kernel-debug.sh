@@ -16,7 +16,7 @@ need_packages "$name" linux-source-6.1 bc bison flex libelf-dev \
 	libssl-dev cpio rsync kmod xz-utils
 
 version=$(dpkg-query -W -f='${Version}' linux-source-6.1)
-key=$( (echo "$version"; cat "$config";
+key=$( (echo "$version"; cat "$0" "$config";
 	cat "$here"/kernel-patches/*.patch 2>/dev/null) | sha256sum | cut -c1-16)
 cache="$(cache_root)/$name/${version}_$key"
 if [ -f "$cache/.complete" ]; then

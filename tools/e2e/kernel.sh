@@ -5,7 +5,7 @@
 # with SMB Direct on (fs/smb, the patches in kernel-patches/ applied) and
 # soft-iWARP (tools/vm/siw.sh). They take the place of the stock cifs.ko
 # and ksmbd.ko in a module tree of its own, cached outside the checkout
-# keyed by the kernel, the source, the patches and this script. Prints the
+# keyed by the kernel image, soft-iWARP, the patches and this script. Prints the
 # cache directory: root/boot/bzImage, root/lib/modules, and build, the
 # headers the driver is built against.
 set -eu
@@ -20,17 +20,20 @@ esac
 need_packages e2e-kernel linux-source-6.1 "linux-headers-$abi" gcc make \
 	kmod xz-utils
 stock=$("$here/../vm/kernel.sh")
-siw=$("$here/../vm/siw.sh" "$abi")
 headers=/usr/src/linux-headers-$abi
-version=$(dpkg-query -W -f='${Version}' linux-source-6.1)
-kversion=$(dpkg-query -W -f='${Version}' "linux-headers-$abi")
-# modules from other sources than the kernel's own could mismatch it
-[ "$version" = "$kversion" ] || {
-	echo "e2e-kernel: linux-source-6.1 is $version, linux-headers-$abi $kversion" >&2
-	exit 1
-}
-key=$( (basename "$stock"; cat "$0" "$here"/kernel-patches/*.patch) |
-	sha256sum | cut -c1-16)
+# the modules are built from the source and headers of the image booted
+image_version=${stock##*_}
+installed() { dpkg-query -W -f='${Version}' "$1"; }
+if [ "$(installed linux-source-6.1)" != "$image_version" ] ||
+	[ "$(installed "linux-headers-$abi")" != "$image_version" ]; then
+	echo "e2e-kernel: installing linux-source-6.1 and linux-headers-$abi $image_version, the image's" >&2
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends "linux-source-6.1=$image_version" \
+		"linux-headers-$abi=$image_version" >/dev/null
+fi
+siw=$("$here/../vm/siw.sh" "$abi")
+key=$( (basename "$stock"; sha256sum "$siw" | cut -c1-64
+	cat "$0" "$here"/kernel-patches/*.patch) | sha256sum | cut -c1-16)
 cache="$(cache_root)/e2e-kernel/${abi}_$key"
 if [ -f "$cache/.complete" ]; then
 	echo "$cache"
@@ -76,13 +79,19 @@ fi
 # written through), with the modules in the stock ones' places.
 mods=$cache/root/lib/modules/$abi
 mkdir -p "$cache/root/lib/modules" "$cache/root/boot"
-cp -al "$stock/root/lib/modules/$abi" "$mods" 2>/dev/null ||
+# (copied where links cannot cross file systems)
+cp -al "$stock/root/lib/modules/$abi" "$mods" || {
+	rm -rf "$mods"
 	cp -a "$stock/root/lib/modules/$abi" "$mods"
+}
 for f in "$mods"/modules.*; do
 	cp --remove-destination "$stock/root/lib/modules/$abi/${f##*/}" "$f"
 done
 for m in client/cifs server/ksmbd; do
-	rm -f "$mods/kernel/fs/smb/$m.ko"
+	# beside a stock module left in place, depmod could pick either
+	[ -f "$mods/kernel/fs/smb/$m.ko" ] ||
+		{ echo "e2e-kernel: $abi has no kernel/fs/smb/$m.ko to replace" >&2; exit 1; }
+	rm "$mods/kernel/fs/smb/$m.ko"
 	cp "$src/fs/smb/$m.ko" "$mods/kernel/fs/smb/$m.ko"
 done
 install -D -m 644 "$siw" "$mods/kernel/drivers/infiniband/sw/siw/siw.ko"

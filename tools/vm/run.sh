@@ -30,7 +30,7 @@ mkdir -p "$work/initramfs/bin" "$work/initramfs/lib/modules" "$work/out"
 cp /bin/busybox "$work/initramfs/bin/"
 cp "$here/initramfs-init" "$work/initramfs/init"
 # the first stage needs only virtio, 9p and overlay from the cached kernel
-# (modules of Debian's kernel, built into the e2e one)
+# (modules of Debian's kernel, built into the debug one)
 (cd "$kernel/root/lib/modules" && for d in drivers/virtio net/9p fs/9p \
 	fs/netfs fs/fscache fs/overlayfs; do
 		[ ! -d "$abi/kernel/$d" ] || echo "$abi/kernel/$d"
