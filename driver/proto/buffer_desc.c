@@ -12,16 +12,6 @@ void smbd_buffer_desc_get(const u8 *buf, u32 index,
 	desc->length = smbd_get_le32(p + 12);
 }
 
-void smbd_buffer_desc_put(u8 *buf, u32 index,
-			  const struct smbd_buffer_desc *desc)
-{
-	u8 *p = buf + (size_t)index * SMBD_BUFFER_DESC_SIZE;
-
-	smbd_put_le64(p, desc->offset);
-	smbd_put_le32(p + 8, desc->token);
-	smbd_put_le32(p + 12, desc->length);
-}
-
 enum smbd_proto_error smbd_buffer_desc_validate(const u8 *buf, size_t len,
 						u32 max_count,
 						u64 max_total,

@@ -33,7 +33,10 @@ enum smbd_proto_error smbd_buffer_desc_validate(const u8 *buf, size_t len,
 /* Entry @index of a validated list. */
 void smbd_buffer_desc_get(const u8 *buf, u32 index,
 			  struct smbd_buffer_desc *desc);
-/* Write one entry (the client tool describes its memory with it). */
+/*
+ * Write one entry (client.c, not in the module: the client tool describes
+ * its memory with it).
+ */
 void smbd_buffer_desc_put(u8 *buf, u32 index,
 			  const struct smbd_buffer_desc *desc);
 

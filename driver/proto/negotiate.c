@@ -2,16 +2,6 @@
 /* MS-SMBD negotiate: wire format, validation and parameter combination. */
 #include "negotiate.h"
 
-static u32 min_u32(u32 a, u32 b)
-{
-	return a < b ? a : b;
-}
-
-static u16 min_u16(u16 a, u16 b)
-{
-	return a < b ? a : b;
-}
-
 enum smbd_proto_error smbd_negotiate_req_parse(const u8 *buf, size_t len,
 					       struct smbd_negotiate_req *req)
 {
@@ -38,33 +28,21 @@ enum smbd_proto_error smbd_negotiate_req_parse(const u8 *buf, size_t len,
 	return SMBD_E_OK;
 }
 
-void smbd_negotiate_req_build(const struct smbd_negotiate_req *req,
-			      u8 out[SMBD_NEGOTIATE_REQ_SIZE])
-{
-	smbd_put_le16(out + 0, req->min_version);
-	smbd_put_le16(out + 2, req->max_version);
-	smbd_put_le16(out + 4, 0);
-	smbd_put_le16(out + 6, req->credits_requested);
-	smbd_put_le32(out + 8, req->preferred_send_size);
-	smbd_put_le32(out + 12, req->max_receive_size);
-	smbd_put_le32(out + 16, req->max_fragmented_size);
-}
-
 void smbd_negotiate_server_params(const struct smbd_local_params *local,
 				  const struct smbd_negotiate_req *req,
 				  struct smbd_conn_params *conn)
 {
 	conn->receive_credit_max = local->receive_credit_max;
-	conn->receive_credit_target = min_u16(req->credits_requested,
-					      local->receive_credit_max);
+	conn->receive_credit_target = smbd_min_u16(req->credits_requested,
+						   local->receive_credit_max);
 	conn->send_credit_target = local->send_credit_target;
 	/* MS-SMBD 3.1.5.6: min(ours, PreferredSendSize), but at least 128 */
-	conn->max_receive_size = min_u32(local->max_receive_size,
-					 req->preferred_send_size);
+	conn->max_receive_size = smbd_min_u32(local->max_receive_size,
+					      req->preferred_send_size);
 	if (conn->max_receive_size < SMBD_MIN_RECEIVE_SIZE)
 		conn->max_receive_size = SMBD_MIN_RECEIVE_SIZE;
-	conn->max_send_size = min_u32(local->max_send_size,
-				      req->max_receive_size);
+	conn->max_send_size = smbd_min_u32(local->max_send_size,
+					   req->max_receive_size);
 	conn->max_fragmented_send_size = req->max_fragmented_size;
 	conn->max_fragmented_recv_size = local->max_fragmented_size;
 	conn->max_read_write_size = local->max_read_write_size;
@@ -108,60 +86,4 @@ void smbd_negotiate_resp_build(const struct smbd_negotiate_resp *resp,
 	smbd_put_le32(out + 20, resp->preferred_send_size);
 	smbd_put_le32(out + 24, resp->max_receive_size);
 	smbd_put_le32(out + 28, resp->max_fragmented_size);
-}
-
-enum smbd_proto_error smbd_negotiate_resp_parse(const u8 *buf, size_t len,
-						struct smbd_negotiate_resp *resp)
-{
-	if (len < SMBD_NEGOTIATE_RESP_SIZE)
-		return SMBD_E_TRUNCATED;
-
-	resp->min_version = smbd_get_le16(buf + 0);
-	resp->max_version = smbd_get_le16(buf + 2);
-	resp->negotiated_version = smbd_get_le16(buf + 4);
-	resp->credits_requested = smbd_get_le16(buf + 8);
-	resp->credits_granted = smbd_get_le16(buf + 10);
-	resp->status = smbd_get_le32(buf + 12);
-	resp->max_read_write_size = smbd_get_le32(buf + 16);
-	resp->preferred_send_size = smbd_get_le32(buf + 20);
-	resp->max_receive_size = smbd_get_le32(buf + 24);
-	resp->max_fragmented_size = smbd_get_le32(buf + 28);
-
-	if (resp->status != SMBD_STATUS_SUCCESS)
-		return SMBD_E_NEGOTIATE_FAILED;
-	if (resp->negotiated_version != SMBD_VERSION_1)
-		return SMBD_E_VERSION;
-	if (resp->credits_requested == 0)
-		return SMBD_E_ZERO_CREDITS_REQUESTED;
-	if (resp->credits_granted == 0)
-		return SMBD_E_ZERO_CREDITS_GRANTED;
-	if (resp->max_receive_size < SMBD_MIN_RECEIVE_SIZE)
-		return SMBD_E_RECEIVE_SIZE_TOO_SMALL;
-	if (resp->max_fragmented_size < SMBD_MIN_FRAGMENTED_SIZE)
-		return SMBD_E_FRAGMENTED_SIZE_TOO_SMALL;
-	if (resp->preferred_send_size < SMBD_MIN_RECEIVE_SIZE)
-		return SMBD_E_SEND_SIZE_TOO_SMALL;
-	return SMBD_E_OK;
-}
-
-enum smbd_proto_error
-smbd_negotiate_client_params(const struct smbd_local_params *local,
-			     const struct smbd_negotiate_resp *resp,
-			     struct smbd_conn_params *conn)
-{
-	/* The server must not send more than we said we can receive. */
-	if (resp->preferred_send_size > local->max_receive_size)
-		return SMBD_E_SEND_SIZE_TOO_LARGE;
-
-	conn->receive_credit_max = local->receive_credit_max;
-	conn->receive_credit_target = min_u16(resp->credits_requested,
-					      local->receive_credit_max);
-	conn->send_credit_target = local->send_credit_target;
-	conn->max_receive_size = local->max_receive_size;
-	conn->max_send_size = min_u32(local->max_send_size,
-				      resp->max_receive_size);
-	conn->max_fragmented_send_size = resp->max_fragmented_size;
-	conn->max_fragmented_recv_size = local->max_fragmented_size;
-	conn->max_read_write_size = resp->max_read_write_size;
-	return SMBD_E_OK;
 }

@@ -68,6 +68,7 @@ struct smbd_conn_params {
  */
 enum smbd_proto_error smbd_negotiate_req_parse(const u8 *buf, size_t len,
 					       struct smbd_negotiate_req *req);
+/* Client (client.c, not in the module): a request's bytes. */
 void smbd_negotiate_req_build(const struct smbd_negotiate_req *req,
 			      u8 out[SMBD_NEGOTIATE_REQ_SIZE]);
 
@@ -83,8 +84,9 @@ void smbd_negotiate_resp_success(const struct smbd_conn_params *conn,
 void smbd_negotiate_resp_failure(struct smbd_negotiate_resp *resp);
 
 /*
- * Client: parse a response and validate it against the request we sent
- * (the checks of the Linux client), then combine the parameters.
+ * Client (client.c, not in the module): parse a response and validate it
+ * against the request we sent (the checks of the Linux client), then
+ * combine the parameters.
  */
 enum smbd_proto_error smbd_negotiate_resp_parse(const u8 *buf, size_t len,
 						struct smbd_negotiate_resp *resp);

@@ -59,4 +59,15 @@ static inline void smbd_put_le64(u8 *p, u64 v)
 	smbd_put_le32(p + 4, (u32)(v >> 32));
 }
 
+/* min() for the core, which the kernel's and userspace headers both lack */
+static inline u16 smbd_min_u16(u16 a, u16 b)
+{
+	return a < b ? a : b;
+}
+
+static inline u32 smbd_min_u32(u32 a, u32 b)
+{
+	return a < b ? a : b;
+}
+
 #endif /* SMBD_PROTO_TYPES_H */
