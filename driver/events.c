@@ -18,8 +18,6 @@
 
 #include "smbdirect.h"
 
-#define SMBD_EVENT_SIZE_V1 128
-
 struct smbd_kevent *smbd_kevent_alloc(u32 type, u32 conn_id, gfp_t gfp)
 {
 	struct smbd_kevent *kev = kzalloc(sizeof(*kev), gfp);
@@ -114,7 +112,8 @@ static int smbd_get_events_validate(const struct smbd_get_events *ge)
 		return -EINVAL;
 	if (ge->max_events < 1 || ge->max_events > SMBD_MAX_BATCH)
 		return -EINVAL;
-	if (ge->event_size < SMBD_EVENT_SIZE_V1 || ge->event_size > 4096)
+	if (ge->event_size < SMBD_EVENT_SIZE_V1 ||
+	    ge->event_size > SMBD_MAX_ELEMENT_SIZE)
 		return -EINVAL;
 	return 0;
 }
@@ -192,9 +191,10 @@ static int smbd_events_copy_out(struct smbd_file *file,
 	return 0;
 }
 
-int smbd_ioctl_get_events(struct smbd_file *file, void *cmd,
-			  bool nonblock)
+int smbd_ioctl_get_events(struct file *filp, void *cmd)
 {
+	bool nonblock = filp->f_flags & O_NONBLOCK;
+	struct smbd_file *file = filp->private_data;
 	struct smbd_get_events *ge = cmd;
 	int ret;
 
@@ -202,15 +202,19 @@ int smbd_ioctl_get_events(struct smbd_file *file, void *cmd,
 	if (ret)
 		return ret;
 
+	/*
+	 * Nothing is taken before a wait ends: a signal restarts the call
+	 * where the handler asks for it (SA_RESTART), as read() does.
+	 */
 	for (;;) {
 		if (!nonblock) {
 			ret = wait_event_interruptible(file->wait,
 						       smbd_events_ready(file));
 			if (ret)
-				return -EINTR;
+				return ret;
 		}
 		if (mutex_lock_interruptible(&file->read_mutex))
-			return -EINTR;
+			return -ERESTARTSYS;
 		ret = smbd_events_copy_out(file, ge);
 		mutex_unlock(&file->read_mutex);
 		if (ret || ge->out_count)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The /dev/smbd command table, after iommufd: each command has its struct
- * and the size of its first version; input is read with
- * copy_struct_from_user() so structs can grow at their end.
+ * The /dev/smbd command table, after iommufd: each command has its struct,
+ * the size of its first version and its handler, which takes the open file
+ * and the struct; input is read with copy_struct_from_user() so structs can
+ * grow at their end.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -64,27 +65,6 @@ static int smbd_get_info(struct file *filp, void *cmd)
 	return 0;
 }
 
-#define SMBD_FILE_OP(_name)						\
-	static int smbd_##_name(struct file *filp, void *cmd)		\
-	{								\
-		return smbd_ioctl_##_name(filp->private_data, cmd);	\
-	}
-SMBD_FILE_OP(set_params)
-SMBD_FILE_OP(listen)
-SMBD_FILE_OP(accept)
-SMBD_FILE_OP(register_session)
-SMBD_FILE_OP(unregister_session)
-SMBD_FILE_OP(get_mem_params)
-SMBD_FILE_OP(send_pdu)
-SMBD_FILE_OP(disconnect)
-SMBD_FILE_OP(rdma_rw)
-
-static int smbd_get_events(struct file *filp, void *cmd)
-{
-	return smbd_ioctl_get_events(filp->private_data, cmd,
-				     filp->f_flags & O_NONBLOCK);
-}
-
 #define SMBD_OP(_cmd, _fn, _struct, _last)			\
 	[(_cmd) - SMBD_CMD_BASE] = {				\
 		.size = sizeof(_struct),			\
@@ -95,24 +75,25 @@ static int smbd_get_events(struct file *filp, void *cmd)
 static const struct smbd_ioctl_op smbd_ops[] = {
 	SMBD_OP(SMBD_CMD_GET_INFO, smbd_get_info, struct smbd_info,
 		out_mmap_size),
-	SMBD_OP(SMBD_CMD_SET_PARAMS, smbd_set_params, struct smbd_set_params,
-		sec_blob_ptr),
-	SMBD_OP(SMBD_CMD_LISTEN, smbd_listen, struct smbd_listen, flags),
-	SMBD_OP(SMBD_CMD_ACCEPT, smbd_accept, struct smbd_accept, out_conn_id),
-	SMBD_OP(SMBD_CMD_REGISTER_SESSION, smbd_register_session,
+	SMBD_OP(SMBD_CMD_SET_PARAMS, smbd_ioctl_set_params,
+		struct smbd_set_params, sec_blob_ptr),
+	SMBD_OP(SMBD_CMD_LISTEN, smbd_ioctl_listen, struct smbd_listen, flags),
+	SMBD_OP(SMBD_CMD_ACCEPT, smbd_ioctl_accept, struct smbd_accept,
+		out_conn_id),
+	SMBD_OP(SMBD_CMD_REGISTER_SESSION, smbd_ioctl_register_session,
 		struct smbd_session, session_id),
-	SMBD_OP(SMBD_CMD_UNREGISTER_SESSION, smbd_unregister_session,
+	SMBD_OP(SMBD_CMD_UNREGISTER_SESSION, smbd_ioctl_unregister_session,
 		struct smbd_session, session_id),
-	SMBD_OP(SMBD_CMD_GET_MEM_PARAMS, smbd_get_mem_params,
+	SMBD_OP(SMBD_CMD_GET_MEM_PARAMS, smbd_ioctl_get_mem_params,
 		struct smbd_mem_params, out_mmap_offset),
-	SMBD_OP(SMBD_CMD_GET_EVENTS, smbd_get_events, struct smbd_get_events,
+	SMBD_OP(SMBD_CMD_GET_EVENTS, smbd_ioctl_get_events,
+		struct smbd_get_events, __reserved),
+	SMBD_OP(SMBD_CMD_SEND_PDU, smbd_ioctl_send_pdu, struct smbd_send_pdu,
 		__reserved),
-	SMBD_OP(SMBD_CMD_SEND_PDU, smbd_send_pdu, struct smbd_send_pdu,
+	SMBD_OP(SMBD_CMD_RDMA_RW, smbd_ioctl_rdma_rw, struct smbd_rdma_rw,
 		__reserved),
-	SMBD_OP(SMBD_CMD_RDMA_RW, smbd_rdma_rw, struct smbd_rdma_rw,
-		__reserved),
-	SMBD_OP(SMBD_CMD_DISCONNECT, smbd_disconnect, struct smbd_disconnect,
-		conn_id),
+	SMBD_OP(SMBD_CMD_DISCONNECT, smbd_ioctl_disconnect,
+		struct smbd_disconnect, conn_id),
 };
 
 long smbd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)

@@ -72,8 +72,9 @@ void smbd_pool_free(struct smbd_file *file)
 	file->pool_nr_pages = 0;
 }
 
-int smbd_ioctl_get_mem_params(struct smbd_file *file, void *cmd)
+int smbd_ioctl_get_mem_params(struct file *filp, void *cmd)
 {
+	struct smbd_file *file = filp->private_data;
 	struct smbd_mem_params *mp = cmd;
 	int ret;
 

@@ -304,8 +304,9 @@ static int smbd_set_params_locked(struct smbd_file *file,
 	return ret;
 }
 
-int smbd_ioctl_set_params(struct smbd_file *file, void *cmd)
+int smbd_ioctl_set_params(struct file *filp, void *cmd)
 {
+	struct smbd_file *file = filp->private_data;
 	struct smbd_set_params *sp = cmd;
 	int ret;
 
@@ -320,8 +321,9 @@ int smbd_ioctl_set_params(struct smbd_file *file, void *cmd)
 	return ret;
 }
 
-int smbd_ioctl_listen(struct smbd_file *file, void *cmd)
+int smbd_ioctl_listen(struct file *filp, void *cmd)
 {
+	struct smbd_file *file = filp->private_data;
 	struct smbd_listen *l = cmd;
 	int ret = 0;
 
@@ -338,8 +340,9 @@ int smbd_ioctl_listen(struct smbd_file *file, void *cmd)
 	return ret;
 }
 
-int smbd_ioctl_accept(struct smbd_file *file, void *cmd)
+int smbd_ioctl_accept(struct file *filp, void *cmd)
 {
+	struct smbd_file *file = filp->private_data;
 	struct smbd_accept *a = cmd;
 	struct smbd_conn *conn, *found = NULL;
 	int ret;
@@ -369,8 +372,9 @@ out:
 	return ret;
 }
 
-int smbd_ioctl_register_session(struct smbd_file *file, void *cmd)
+int smbd_ioctl_register_session(struct file *filp, void *cmd)
 {
+	struct smbd_file *file = filp->private_data;
 	struct smbd_session *req = cmd;
 	struct smbd_session_entry *s;
 	int ret = 0;
@@ -397,8 +401,9 @@ out:
 	return ret;
 }
 
-int smbd_ioctl_unregister_session(struct smbd_file *file, void *cmd)
+int smbd_ioctl_unregister_session(struct file *filp, void *cmd)
 {
+	struct smbd_file *file = filp->private_data;
 	struct smbd_session *req = cmd;
 	struct smbd_session_entry *s;
 	int ret = 0;

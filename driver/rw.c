@@ -32,8 +32,6 @@
 #include "buffer_desc.h"
 #include "smbdirect.h"
 
-#define SMBD_RW_OP_SIZE_V1 48
-
 struct smbd_rw_ctx {
 	struct rdma_rw_ctx rw;
 	struct scatterlist *sg;
@@ -662,8 +660,9 @@ static int smbd_rw_op(struct smbd_file *file, const struct smbd_rw_op *op,
 	return ret;
 }
 
-int smbd_ioctl_rdma_rw(struct smbd_file *file, void *cmd)
+int smbd_ioctl_rdma_rw(struct file *filp, void *cmd)
 {
+	struct smbd_file *file = filp->private_data;
 	struct smbd_rdma_rw *rw = cmd;
 	u8 __user *ops = u64_to_user_ptr(rw->ops_ptr);
 	struct smbd_slice *slices;
@@ -676,7 +675,8 @@ int smbd_ioctl_rdma_rw(struct smbd_file *file, void *cmd)
 		return -EINVAL;
 	if (rw->count < 1 || rw->count > SMBD_MAX_BATCH)
 		return -EINVAL;
-	if (rw->op_size < SMBD_RW_OP_SIZE_V1 || rw->op_size > 4096)
+	if (rw->op_size < SMBD_RW_OP_SIZE_V1 ||
+	    rw->op_size > SMBD_MAX_ELEMENT_SIZE)
 		return -EINVAL;
 
 	slices = kvmalloc_array(SMBD_MAX_SLICES, sizeof(*slices), GFP_KERNEL);

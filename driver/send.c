@@ -454,8 +454,9 @@ static int smbd_send_entry(struct smbd_file *file,
 	return ret;
 }
 
-int smbd_ioctl_send_pdu(struct smbd_file *file, void *cmd)
+int smbd_ioctl_send_pdu(struct file *filp, void *cmd)
 {
+	struct smbd_file *file = filp->private_data;
 	struct smbd_send_pdu *sp = cmd;
 	u8 __user *entries = u64_to_user_ptr(sp->entries_ptr);
 	struct smbd_send_entry e;
@@ -466,7 +467,8 @@ int smbd_ioctl_send_pdu(struct smbd_file *file, void *cmd)
 		return -EINVAL;
 	if (sp->count < 1 || sp->count > SMBD_MAX_BATCH)
 		return -EINVAL;
-	if (sp->entry_size < sizeof(e) || sp->entry_size > 4096)
+	if (sp->entry_size < SMBD_SEND_ENTRY_SIZE_V1 ||
+	    sp->entry_size > SMBD_MAX_ELEMENT_SIZE)
 		return -EINVAL;
 
 	for (i = 0; i < sp->count; i++) {
@@ -516,8 +518,9 @@ static void smbd_send_close(struct smbd_conn *conn)
 		smbd_conn_fail(conn, SMBD_REASON_LOCAL);
 }
 
-int smbd_ioctl_disconnect(struct smbd_file *file, void *cmd)
+int smbd_ioctl_disconnect(struct file *filp, void *cmd)
 {
+	struct smbd_file *file = filp->private_data;
 	struct smbd_disconnect *d = cmd;
 	struct smbd_conn *conn;
 

@@ -301,15 +301,15 @@ void smbd_send_kick_locked(struct smbd_conn *conn);
 void smbd_send_work(struct work_struct *work);
 void smbd_send_flush(struct smbd_conn *conn);
 void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc);
-int smbd_ioctl_send_pdu(struct smbd_file *file, void *cmd);
-int smbd_ioctl_disconnect(struct smbd_file *file, void *cmd);
+int smbd_ioctl_send_pdu(struct file *filp, void *cmd);
+int smbd_ioctl_disconnect(struct file *filp, void *cmd);
 
 /* rw.c */
 void smbd_rw_size(struct smbd_conn *conn);
 void smbd_rw_init_qp_attr(struct smbd_conn *conn, struct ib_qp_init_attr *attr);
 void smbd_rw_work(struct work_struct *work);
 void smbd_rw_shutdown(struct smbd_conn *conn);
-int smbd_ioctl_rdma_rw(struct smbd_file *file, void *cmd);
+int smbd_ioctl_rdma_rw(struct file *filp, void *cmd);
 
 /* smb2.c */
 void smbd_smb2_work(struct work_struct *work);
@@ -323,11 +323,11 @@ int smbd_route_offer(struct smbd_conn *conn);
 void smbd_route_forget(struct smbd_conn *conn);
 bool smbd_route_file_closed(struct smbd_file *file);
 void smbd_sessions_show(struct seq_file *m);
-int smbd_ioctl_set_params(struct smbd_file *file, void *cmd);
-int smbd_ioctl_listen(struct smbd_file *file, void *cmd);
-int smbd_ioctl_accept(struct smbd_file *file, void *cmd);
-int smbd_ioctl_register_session(struct smbd_file *file, void *cmd);
-int smbd_ioctl_unregister_session(struct smbd_file *file, void *cmd);
+int smbd_ioctl_set_params(struct file *filp, void *cmd);
+int smbd_ioctl_listen(struct file *filp, void *cmd);
+int smbd_ioctl_accept(struct file *filp, void *cmd);
+int smbd_ioctl_register_session(struct file *filp, void *cmd);
+int smbd_ioctl_unregister_session(struct file *filp, void *cmd);
 
 /* params.c */
 struct smbd_params *smbd_params_from_user(const struct smbd_set_params *sp);
@@ -345,7 +345,7 @@ struct smbd_kevent *smbd_kevent_alloc(u32 type, u32 conn_id, gfp_t gfp);
 void smbd_kevent_free(struct smbd_kevent *kev);
 int smbd_event_push(struct smbd_file *file, struct smbd_kevent *kev);
 u32 smbd_event_lost_reason(int err);
-int smbd_ioctl_get_events(struct smbd_file *file, void *cmd, bool nonblock);
+int smbd_ioctl_get_events(struct file *filp, void *cmd);
 __poll_t smbd_events_poll(struct smbd_file *file, struct file *filp,
 			  poll_table *wait);
 void smbd_events_drain(struct smbd_file *file);
@@ -359,7 +359,7 @@ struct smbd_conn *smbd_file_conn(struct smbd_file *file, u64 conn_id);
 
 /* pool.c */
 int smbd_pool_get(struct smbd_file *file);
-int smbd_ioctl_get_mem_params(struct smbd_file *file, void *cmd);
+int smbd_ioctl_get_mem_params(struct file *filp, void *cmd);
 int smbd_pool_mmap(struct smbd_file *file, struct vm_area_struct *vma);
 void smbd_pool_free(struct smbd_file *file);
 

@@ -1,11 +1,17 @@
 // The ioctl behaviour only a peer can provoke: event order per connection,
 // poll readiness, SEND_DONE, DISCONNECT, the accept timeout, and GET_EVENTS
-// when the data area is too small, the events pointer is bad, or the queue
-// overflows.
+// when the data area is too small, the events pointer is bad, the queue
+// overflows, or a signal interrupts its wait.
 #include <atomic>
+#include <csignal>
+#include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <poll.h>
+#include <pthread.h>
+#include <sys/syscall.h>
 #include <thread>
+#include <unistd.h>
 
 #include "scenario.h"
 
@@ -107,6 +113,71 @@ TEST_F(EventOrder, NewChannelFirstThenPdusInOrderThenDisconnectedLast)
     for (const Event &ev : evs)
         EXPECT_EQ(ev.conn_id(), evs.front().conn_id());
     EXPECT_TRUE(stays_quiet(master, 0ms)) << "POLLIN after everything was read";
+}
+
+// The syscall a thread is blocked in, from /proc (-1 when running).
+long blocked_syscall(pid_t tid)
+{
+    std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/syscall");
+    long nr = -1;
+    return f >> nr ? nr : -1;
+}
+
+std::atomic<bool> signal_handled{false};
+
+// A signal whose handler was installed with SA_RESTART does not end a
+// blocking GET_EVENTS: the call restarts and returns the event that comes
+// after it.
+TEST_F(BoundEvents, BlockingGetEventsRestartsAfterASignal)
+{
+    const auto pdu = test_pdu(kSession, 3, 200);
+    ASSERT_NO_FATAL_FAILURE(start([this, pdu](Client &c) -> std::string {
+        if (auto got = c.recv_pdu(20s); !got)
+            return "no PDU from smbd: " + got.error().message;
+        if (auto st = c.send_pdu(pdu); !st)
+            return "PDU: " + st.error().message;
+        while (!go_ && c.connected()) {
+            c.poll_events();
+            std::this_thread::sleep_for(10ms);
+        }
+        return "";
+    }));
+    struct sigaction sa = {}, old = {};
+    sa.sa_handler = [](int) { signal_handled = true; };
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    signal_handled = false;
+    ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
+    const int fl = fcntl(master_.fd(), F_GETFL);
+    ASSERT_EQ(fcntl(master_.fd(), F_SETFL, fl & ~O_NONBLOCK), 0);
+
+    std::atomic<pid_t> tid{0};
+    int rc = -1;
+    std::vector<Event> evs;
+    std::thread reader([&] {
+        tid = gettid();
+        rc = master_.get_events(evs);
+    });
+    // signalled once it waits in the ioctl, not before it got there
+    for (int i = 0; i < 2000 && blocked_syscall(tid) != SYS_ioctl; i++)
+        std::this_thread::sleep_for(5ms);
+    EXPECT_EQ(blocked_syscall(tid), SYS_ioctl) << "the reader never blocked";
+    pthread_kill(reader.native_handle(), SIGUSR1);
+    for (int i = 0; i < 2000 && !signal_handled; i++)
+        std::this_thread::sleep_for(5ms);
+    EXPECT_TRUE(signal_handled);
+    // the peer answers this PDU with the one the reader waits for
+    EXPECT_EQ(master_.send_pdu(conn_, pdu), 0);
+    reader.join();
+    fcntl(master_.fd(), F_SETFL, fl);
+    sigaction(SIGUSR1, &old, nullptr);
+
+    EXPECT_EQ(rc, 0) << "GET_EVENTS ended with the signal: " << strerror(rc);
+    ASSERT_EQ(evs.size(), 1u) << describe(evs);
+    EXPECT_EQ(evs[0].type(), SMBD_EVENT_PDU_RECEIVED) << describe(evs);
+    EXPECT_TRUE(evs[0].data == pdu);
+    go_ = true;
+    EXPECT_EQ(verdict(client_), "");
 }
 
 TEST_F(BoundEvents, SendWithNotifyReportsSendDoneWithItsUserData)

@@ -94,6 +94,8 @@ PIN(smbd_sockaddr, scope_id, 4);
 PIN(smbd_sockaddr, addr, 8);
 
 SIZE(smbd_event, 128);
+// the first version, which callers may still pass
+static_assert(sizeof(struct smbd_event) == SMBD_EVENT_SIZE_V1);
 PIN(smbd_event, type, 0);
 PIN(smbd_event, flags, 4);
 PIN(smbd_event, conn_id, 8);
@@ -135,6 +137,8 @@ PIN(smbd_iovec, base, 0);
 PIN(smbd_iovec, len, 8);
 
 SIZE(smbd_send_entry, 40);
+// the first version, which callers may still pass
+static_assert(sizeof(struct smbd_send_entry) == SMBD_SEND_ENTRY_SIZE_V1);
 PIN(smbd_send_entry, conn_id, 0);
 PIN(smbd_send_entry, user_data, 8);
 PIN(smbd_send_entry, iov_ptr, 16);
@@ -159,6 +163,8 @@ PIN(smbd_slice, length, 8);
 PIN(smbd_slice, __reserved, 12);
 
 SIZE(smbd_rw_op, 48);
+// the first version, which callers may still pass
+static_assert(sizeof(struct smbd_rw_op) == SMBD_RW_OP_SIZE_V1);
 PIN(smbd_rw_op, conn_id, 0);
 PIN(smbd_rw_op, user_data, 8);
 PIN(smbd_rw_op, slices_ptr, 16);

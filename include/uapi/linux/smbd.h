@@ -30,7 +30,6 @@
  *              the driver serves; out_busy_port names it
  *  ENOENT      unknown connection id, session id or token; a connection's
  *              id is unknown to its owner once its DISCONNECTED is queued
- *  ENOSPC      no room: the pool has no such buffer
  *  EMSGSIZE    GET_EVENTS: the first pending event's data does not fit in
  *              data_len (out_data_used tells the size needed); SEND_PDU: a PDU
  *              larger than the connection's negotiated MaxFragmentedSize
@@ -39,7 +38,11 @@
  *  ENOTCONN    the connection is disconnected (an RDMA device that goes
  *              away ends its connections with SMBD_REASON_DEVICE_REMOVED;
  *              the module cannot be removed while a file is open)
- *  EINTR       interrupted by a signal before anything was done
+ *  ENOMEM      the kernel could not allocate what the command needs (a
+ *              PDU's copy, an RDMA operation, a session's entry, the
+ *              parameters, the buffer pool)
+ *  EINTR       interrupted by a signal before anything was done; a blocking
+ *              GET_EVENTS restarts instead when the handler has SA_RESTART
  *
  * Batched commands (GET_EVENTS, SEND_PDU, RDMA_RW) report in out_done how many
  * entries were processed; when an entry fails after at least one succeeded
@@ -77,6 +80,14 @@ enum {
 #define SMBD_TOKEN_SIZE 16		/* NEW_CONNECTION claim token */
 #define SMBD_GUID_SIZE 16
 #define SMBD_MAX_TIMEOUT_MS 3600000	/* any *_ms field of SET_PARAMS */
+/*
+ * Array elements: the size of each in ABI version 1, the least a caller
+ * may give, and the most any element may claim.
+ */
+#define SMBD_EVENT_SIZE_V1 128		/* struct smbd_event */
+#define SMBD_SEND_ENTRY_SIZE_V1 40	/* struct smbd_send_entry */
+#define SMBD_RW_OP_SIZE_V1 48		/* struct smbd_rw_op */
+#define SMBD_MAX_ELEMENT_SIZE 4096
 
 /* Feature bits of smbd_info.out_features: one per capability. */
 #define SMBD_FEATURE_SET_PARAMS (1ULL << 0)	/* SET_PARAMS, RDMA listener */
@@ -448,8 +459,8 @@ struct smbd_event {
  * @size: sizeof(struct smbd_get_events)
  * @flags: must be 0
  * @max_events: capacity of @events_ptr in entries (1..out_max_batch)
- * @event_size: sizeof(struct smbd_event) as the caller knows it, at least
- *	that of ABI version 1 (128), at most 4096; bytes past the kernel's
+ * @event_size: sizeof(struct smbd_event) as the caller knows it,
+ *	SMBD_EVENT_SIZE_V1..SMBD_MAX_ELEMENT_SIZE; bytes past the kernel's
  *	struct are zeroed
  * @events_ptr: array of struct smbd_event
  * @data_ptr: area the event data (PDUs, NEGOTIATE bytes) is copied into
@@ -524,8 +535,8 @@ struct smbd_send_entry {
  * @size: sizeof(struct smbd_send_pdu)
  * @flags: must be 0
  * @count: entries at @entries_ptr (1..out_max_batch)
- * @entry_size: sizeof(struct smbd_send_entry) as the caller knows it
- *	(40..4096)
+ * @entry_size: sizeof(struct smbd_send_entry) as the caller knows it,
+ *	SMBD_SEND_ENTRY_SIZE_V1..SMBD_MAX_ELEMENT_SIZE
  * @entries_ptr: array of struct smbd_send_entry
  * @out_done: entries accepted
  * @__reserved: must be 0
@@ -613,9 +624,9 @@ struct smbd_rw_op {
  * @size: sizeof(struct smbd_rdma_rw)
  * @flags: must be 0
  * @count: entries at @ops_ptr (1..out_max_batch)
- * @op_size: sizeof(struct smbd_rw_op) as the caller knows it, at least that
- *	of ABI version 1 (48), at most 4096; bytes past the kernel's struct
- *	must be 0 (E2BIG)
+ * @op_size: sizeof(struct smbd_rw_op) as the caller knows it,
+ *	SMBD_RW_OP_SIZE_V1..SMBD_MAX_ELEMENT_SIZE; bytes past the kernel's
+ *	struct must be 0 (E2BIG)
  * @ops_ptr: array of struct smbd_rw_op
  * @out_done: operations started (each ends with one RDMA_DONE event)
  * @__reserved: must be 0
