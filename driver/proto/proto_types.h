@@ -59,7 +59,7 @@ static inline void smbd_put_le64(u8 *p, u64 v)
 	smbd_put_le32(p + 4, (u32)(v >> 32));
 }
 
-/* min() for the core, which the kernel's and userspace headers both lack */
+/* one min() for both builds of the core: userspace has no min() */
 static inline u16 smbd_min_u16(u16 a, u16 b)
 {
 	return a < b ? a : b;

@@ -359,7 +359,8 @@ struct smbd_mem_params {
  * smbd_event.u.disconnected.reason: X(NAME, value, name) gives
  * SMBD_REASON_NAME and the name the driver counts it under
  * (counters/disconnect_<name>) and libsmbd prints. A value is never reused;
- * a new reason takes the next one.
+ * a new reason takes the next one. SMBD_REASON_NONE (0) is never reported.
+ * The reasons are enumerators, not macros: compare them, do not #ifdef them.
  */
 #define SMBD_REASONS(X) \
 	X(LOCAL, 1, local)			/* DISCONNECT ioctl */ \
