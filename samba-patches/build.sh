@@ -129,8 +129,8 @@ if [ "$(cat .configured 2>/dev/null)" != "$conf_key" ]; then
 		{ tail -n 40 "$log" >&2; exit 1; }
 	echo "$conf_key" >.configured
 fi
-{ make -j"$(nproc)" && make install; } >>"$log" 2>&1 ||
-	{ tail -n 40 "$log" >&2; exit 1; }
+# waf's install builds first; -j reaches it only through make's flags
+make -j"$(nproc)" install >>"$log" 2>&1 || { tail -n 40 "$log" >&2; exit 1; }
 echo "samba: built and installed in $(( $(date +%s) - start )) s" >&2
 echo "$key" >.installed
 echo "$prefix"
