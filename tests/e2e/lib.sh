@@ -335,6 +335,18 @@ put_file() {
 	esac
 }
 
+# put_files <dir> <to-dir>: every file of <dir> as put_file writes it, by
+# one cp when cached (a process per file costs more than its I/O here)
+put_files() {
+	case ${E2E_WRITER:-cached} in
+	direct)
+		for f in "$1"/*; do
+			put_file "$f" "$2/${f##*/}" || return 1
+		done ;;
+	*) cp "$1"/* "$2/" ;;
+	esac
+}
+
 # $E2E_DIR/small: E2E_SMALL files of 1..16 KiB (both sides of the client's
 # 4 KiB RDMA threshold) cut from the big file, and their checksums; made
 # once, as forking per file costs more than the file's I/O under emulation
@@ -359,16 +371,8 @@ rdma_files() {
 	put_file "$E2E_DIR/big" "$m/big" || fail "writing the big file failed" ||
 		return 1
 	mkdir "$m/small" || fail "mkdir failed" || return 1
-	case ${E2E_WRITER:-cached} in
-	direct)
-		for f in "$E2E_DIR"/small/f*; do
-			put_file "$f" "$m/small/${f##*/}" ||
-				fail "writing small file ${f##*/} failed" || return 1
-		done ;;
-	*)
-		cp "$E2E_DIR"/small/f* "$m/small/" ||
-			fail "writing the small files failed" || return 1 ;;
-	esac
+	put_files "$E2E_DIR/small" "$m/small" ||
+		fail "writing the small files failed" || return 1
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 	[ "$(md5sum <"$m/big")" = "$E2E_BIG_SUM" ] ||
