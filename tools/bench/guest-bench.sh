@@ -12,10 +12,11 @@
 # Each size runs its cases back to back, so that a ratio compares
 # numbers taken under the same load. Prints one line per case,
 #   BENCH <case> <MB/s> ratio=<through the driver / raw>
-# (MB = 10^6 bytes), then
+# (MB = 10^6 bytes; ratio=none when the raw case could not be measured),
+# or BENCH-UNMEASURED <case> <why>, then
 #   BENCH summary cases=<n> min-ratio=<x> geomean-ratio=<y>
-# over the smb2-* cases. Ratios only: it fails when a tool fails or prints
-# nothing parsable, never on a number.
+# over the smb2-* cases. Ratios only: it fails when no case could be
+# measured, never on a number (tools/bench/lib.sh).
 set -eu
 bin=$SMBD_BUILD/tools
 # the pre-libsmbd responder, built by make bench from history when it can
@@ -28,10 +29,13 @@ port=18515	# perftest's TCP exchange port, one more for each run
 limit=$((seconds * 6 + 60))	# a tool that takes longer than this has hung
 # perftest times itself with the TSC, which the guest's vCPUs do not keep in
 # sync ("Marking TSC unstable"): a client that moves between them can
-# report 0.00. Its client stays on one CPU.
+# report 0.00. Its client stays on one CPU, and a raw case that reads 0 is
+# measured again.
 cpu=$(($(nproc) - 1))
 
 work=$(mktemp -d)
+BENCH_STATE=$work
+. "$(dirname "$0")/lib.sh"
 responder=
 server=
 cleanup() {
@@ -43,54 +47,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() {
-	echo "bench: $*" >&2
-	exit 1
-}
-
 show() {
 	sed 's/^/    /' "$1" >&2
-}
-
-# size in bytes -> the case suffix: 1m, 64k, 4k
-label() {
-	if [ $(($1 % 1048576)) = 0 ]; then echo "$(($1 / 1048576))m"
-	elif [ $(($1 % 1024)) = 0 ]; then echo "$(($1 / 1024))k"
-	else echo "$1"; fi
-}
-
-# perftest_mbps FILE SIZE: the "BW average" column of perftest's result line
-# for SIZE in MB/s (10^6 bytes/s). perftest's header names its columns
-# ("#bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]");
-# its MB are 2^20 bytes (ib_write_bw --help, --report_gbits), and with
-# --report_gbits the unit would be Gb/sec (10^9 bits).
-perftest_mbps() {
-	awk -v size="$2" '
-	/#bytes/ && /average\[/ {
-		col = 0; n = 0
-		for (i = 1; i <= NF; i++) {
-			if ($i == "BW")
-				continue	# "BW peak[..]", "BW average[..]": one column each
-			n++
-			if ($i ~ /^average\[/) {
-				col = n
-				unit = $i
-			}
-		}
-		next
-	}
-	col && $1 == size && NF >= col { v = $col }
-	END {
-		if (!col || v !~ /^[0-9]+(\.[0-9]*)?$/)
-			exit 1
-		if (unit ~ /\[MB\/sec\]/)
-			f = 1048576 / 1e6
-		else if (unit ~ /\[Gb\/sec\]/)
-			f = 1e9 / 8 / 1e6
-		else
-			exit 1
-		printf "%.1f\n", v * f
-	}' "$1"
 }
 
 # wait_listen PORT PID: until a TCP socket listens on PORT, while PID lives
@@ -104,7 +62,7 @@ wait_listen() {
 	done
 }
 
-# raw OP SIZE: ib_OP_bw server and client over rxe0; sets mbps
+# raw OP SIZE: ib_OP_bw server and client over rxe0, once; sets mbps, or why
 raw() {
 	tool=ib_$1_bw
 	bytes=$2
@@ -114,22 +72,28 @@ raw() {
 	server=$!
 	wait_listen "$port" "$server" || {
 		show "$work/server.log"
-		fail "$tool server did not start listening on port $port"
+		why="$tool server did not start listening on port $port"
+		return 1
 	}
-	if ! timeout "$limit" taskset -c "$cpu" "$@" "$SMBD_ADDR" >"$work/client.log" 2>&1; then
+	rc=0
+	timeout "$limit" taskset -c "$cpu" "$@" "$SMBD_ADDR" >"$work/client.log" 2>&1 || rc=$?
+	wait "$server" || rc=$((rc + 1))
+	server=
+	[ $rc = 0 ] || {
 		show "$work/client.log"
 		show "$work/server.log"
-		fail "$tool client failed: $*"
-	fi
-	wait "$server" || { show "$work/server.log"; fail "$tool server failed: $*"; }
-	server=
+		why="$tool failed: $*"
+		return 1
+	}
 	mbps=$(perftest_mbps "$work/client.log" "$bytes") || {
 		show "$work/client.log"
-		fail "no 'BW average' result for $bytes bytes in the output of: $*"
+		why="no 'BW average' result for $bytes bytes in the output of: $*"
+		return 1
 	}
 }
 
-# smb2 OP SIZE: the client's bench mode against the responder; sets mbps
+# smb2 OP SIZE: the client's bench mode against the responder; sets mbps,
+# or why
 smb2() {
 	op=$1
 	bytes=$2
@@ -141,7 +105,8 @@ smb2() {
 		show "$work/client.log"
 		echo "bench: the responder's log:" >&2
 		show "$work/responder.log"
-		fail "smbdirect-client failed (exit $rc): $*"
+		why="smbdirect-client failed (exit $rc): $*"
+		return 1
 	}
 	mbps=$(awk -v op="$op" -v size="$bytes" '
 	/^BENCHRESULT / {
@@ -162,7 +127,8 @@ smb2() {
 		printf "%.1f\n", v
 	}' "$work/client.log") || {
 		show "$work/client.log"
-		fail "no single parsable 'BENCHRESULT op=$op size=$bytes ... mbps=' line from: $*"
+		why="no single parsable 'BENCHRESULT op=$op size=$bytes ... mbps=' line from: $*"
+		return 1
 	}
 }
 
@@ -187,39 +153,61 @@ detail() {
 	}'
 }
 
-# report CASE MBPS [BASE [nosummary]]: one BENCH line; a case through the
-# driver has the MB/s it is compared with, and its ratio counts in the
-# summary unless told not to
-report() {
-	if [ $# = 2 ]; then
-		echo "BENCH $1 $2 ratio=1.00"
-		return
-	fi
-	ratio=$(awk -v v="$2" -v b="$3" 'BEGIN {
-		if (b <= 0) exit 1
-		printf "%.2f\n", v / b
-	}') || fail "$1: the case it is compared with measured $3 MB/s"
-	echo "BENCH $1 $2 ratio=$ratio"
-	[ $# = 4 ] || echo "$2 $3" >>"$work/ratios"
-}
-
-# start_responder BINARY [OPTION]: serving new sessions, in the background
+# start_responder BINARY [OPTION]: serving new sessions, in the background;
+# or why not
 start_responder() {
 	"$@" --no-io-log >"$work/responder.log" 2>&1 &
 	responder=$!
 	i=0
 	until grep -q "LISTEN: new sessions" "$work/responder.log"; do
-		kill -0 "$responder" 2>/dev/null || { show "$work/responder.log"; fail "the responder exited: $*"; }
+		if ! kill -0 "$responder" 2>/dev/null || [ $i -ge 300 ]; then
+			stop_responder
+			why="the responder did not start: $*"
+			return 1
+		fi
 		i=$((i + 1))
-		[ $i -lt 300 ] || { show "$work/responder.log"; fail "the responder did not start: $*"; }
 		sleep 0.1
 	done
 }
 
 stop_responder() {
 	kill -TERM "$responder" 2>/dev/null || true
-	wait "$responder" || { show "$work/responder.log"; fail "the responder failed"; }
+	wait "$responder" || show "$work/responder.log"
 	responder=
+}
+
+# case_smb2 CASE OP SIZE BASE [nosummary]: one case against the responder
+# running; sets mbps, empty when unmeasured
+case_smb2() {
+	c=$1 op=$2 size=$3
+	shift 3
+	latency >"$work/lat"
+	if smb2 "$op" "$size"; then
+		report "$c" "$mbps" "$@"
+		detail "$c" "$work/lat"
+	else
+		unmeasured "$c" "$why"
+		mbps=
+	fi
+}
+
+# cases_smb2 LABEL PREFIX SIZE SUMMARY RESPONDER...: its read and write
+# cases (SUMMARY: "" or nosummary), both unmeasured when the responder does
+# not start; sets op_read and op_write
+cases_smb2() {
+	l=$1 prefix=$2 size=$3 ns=$4
+	shift 4
+	op_read= op_write=
+	if ! start_responder "$@"; then
+		unmeasured "${prefix}smb2-read-$l" "$why"
+		unmeasured "${prefix}smb2-write-$l" "$why"
+		return
+	fi
+	case_smb2 "${prefix}smb2-read-$l" read "$size" "$write" $ns
+	op_read=$mbps
+	case_smb2 "${prefix}smb2-write-$l" write "$size" "$read" $ns
+	op_write=$mbps
+	stop_responder
 }
 
 echo "bench: $dev on smbd0 at $SMBD_ADDR, ${seconds}s per case, $depth operations outstanding, MB = 10^6 bytes"
@@ -227,55 +215,32 @@ echo "bench: $dev on smbd0 at $SMBD_ADDR, ${seconds}s per case, $depth operation
 [ -x "$ioctl_responder" ] ||
 	echo "BENCH-SKIP ioctl-smb2-*: no pre-libsmbd responder was built (its commit is not in this clone)"
 
-: >"$work/ratios"
 for size in $sizes; do
 	l=$(label "$size")
-	raw write "$size"
+	if again 3 raw write "$size"; then report "raw-write-$l" "$mbps"
+	else unmeasured "raw-write-$l" "$why"; fi
 	write=$mbps
-	report "raw-write-$l" "$write"
-	raw read "$size"
+	if again 3 raw read "$size"; then report "raw-read-$l" "$mbps"
+	else unmeasured "raw-read-$l" "$why"; fi
 	read=$mbps
-	report "raw-read-$l" "$read"
 
-	start_responder "$bin/responder/smbdirect-responder"
-	latency >"$work/lat"
-	smb2 read "$size"
-	lib_read=$mbps
-	report "smb2-read-$l" "$mbps" "$write" && detail "smb2-read-$l" "$work/lat"
-	latency >"$work/lat"
-	smb2 write "$size"
-	lib_write=$mbps
-	report "smb2-write-$l" "$mbps" "$read" && detail "smb2-write-$l" "$work/lat"
-	stop_responder
-
-	start_responder "$bin/responder/smbdirect-responder" --tevent
-	smb2 read "$size"
-	report "tevent-smb2-read-$l" "$mbps" "$write" nosummary
-	tevent_read=$mbps
-	smb2 write "$size"
-	report "tevent-smb2-write-$l" "$mbps" "$read" nosummary
-	tevent_write=$mbps
-	stop_responder
+	cases_smb2 "$l" "" "$size" "" "$bin/responder/smbdirect-responder"
+	lib_read=$op_read lib_write=$op_write
+	cases_smb2 "$l" tevent- "$size" nosummary \
+		"$bin/responder/smbdirect-responder" --tevent
+	tevent_read=$op_read tevent_write=$op_write
 
 	[ -x "$ioctl_responder" ] || continue
-	start_responder "$ioctl_responder"
-	smb2 read "$size"
-	report "ioctl-smb2-read-$l" "$mbps" "$write" nosummary
-	report "libsmbd-vs-ioctl-read-$l" "$lib_read" "$mbps" nosummary
-	report "tevent-vs-ioctl-read-$l" "$tevent_read" "$mbps" nosummary
-	smb2 write "$size"
-	report "ioctl-smb2-write-$l" "$mbps" "$read" nosummary
-	report "libsmbd-vs-ioctl-write-$l" "$lib_write" "$mbps" nosummary
-	report "tevent-vs-ioctl-write-$l" "$tevent_write" "$mbps" nosummary
-	stop_responder
+	cases_smb2 "$l" ioctl- "$size" nosummary "$ioctl_responder"
+	# the library's cost, where both sides were measured
+	for op in read write; do
+		eval "ioctl=\$op_$op lib=\$lib_$op tevent=\$tevent_$op"
+		[ -n "$ioctl" ] || continue
+		[ -z "$lib" ] ||
+			report "libsmbd-vs-ioctl-$op-$l" "$lib" "$ioctl" nosummary
+		[ -z "$tevent" ] ||
+			report "tevent-vs-ioctl-$op-$l" "$tevent" "$ioctl" nosummary
+	done
 done
 
-awk '
-{ r = $1 / $2; n++; s += log(r); if (n == 1 || r < min) min = r }
-END {
-	if (n)
-		printf "BENCH summary cases=%d min-ratio=%.2f geomean-ratio=%.2f\n", n, min, exp(s / n)
-	else
-		print "BENCH summary cases=0 min-ratio=none geomean-ratio=none"
-}' "$work/ratios"
-
+summary
