@@ -64,8 +64,8 @@ static void smbd_conn_free_pools(struct smbd_conn *conn)
 	struct ib_device *dev = conn->cm_id->device;
 	u32 i;
 
-	for (i = 0; conn->recv_ios && i < conn->nr_recv_ios; i++) {
-		struct smbd_recv_io *io = &conn->recv_ios[i];
+	for (i = 0; conn->rx.ios && i < conn->rx.nr_ios; i++) {
+		struct smbd_recv_io *io = &conn->rx.ios[i];
 
 		if (io->dma)
 			ib_dma_unmap_single(dev, io->dma,
@@ -73,10 +73,10 @@ static void smbd_conn_free_pools(struct smbd_conn *conn)
 					    DMA_FROM_DEVICE);
 		kfree(io->buf);
 	}
-	kvfree(conn->recv_ios);
-	conn->recv_ios = NULL;
-	for (i = 0; conn->send_ios && i < conn->nr_send_ios; i++) {
-		struct smbd_send_io *io = &conn->send_ios[i];
+	kvfree(conn->rx.ios);
+	conn->rx.ios = NULL;
+	for (i = 0; conn->tx.ios && i < conn->tx.nr_ios; i++) {
+		struct smbd_send_io *io = &conn->tx.ios[i];
 
 		if (io->dma)
 			ib_dma_unmap_single(dev, io->dma,
@@ -84,8 +84,8 @@ static void smbd_conn_free_pools(struct smbd_conn *conn)
 					    DMA_TO_DEVICE);
 		kfree(io->buf);
 	}
-	kvfree(conn->send_ios);
-	conn->send_ios = NULL;
+	kvfree(conn->tx.ios);
+	conn->tx.ios = NULL;
 }
 
 static int smbd_conn_alloc_pools(struct smbd_conn *conn)
@@ -93,15 +93,15 @@ static int smbd_conn_alloc_pools(struct smbd_conn *conn)
 	struct ib_device *dev = conn->cm_id->device;
 	u32 i;
 
-	conn->recv_ios = kvcalloc(conn->nr_recv_ios, sizeof(*conn->recv_ios),
-				  GFP_KERNEL);
-	conn->send_ios = kvcalloc(conn->nr_send_ios, sizeof(*conn->send_ios),
-				  GFP_KERNEL);
-	if (!conn->recv_ios || !conn->send_ios)
+	conn->rx.ios = kvcalloc(conn->rx.nr_ios, sizeof(*conn->rx.ios),
+				GFP_KERNEL);
+	conn->tx.ios = kvcalloc(conn->tx.nr_ios, sizeof(*conn->tx.ios),
+				GFP_KERNEL);
+	if (!conn->rx.ios || !conn->tx.ios)
 		return -ENOMEM;
 
-	for (i = 0; i < conn->nr_recv_ios; i++) {
-		struct smbd_recv_io *io = &conn->recv_ios[i];
+	for (i = 0; i < conn->rx.nr_ios; i++) {
+		struct smbd_recv_io *io = &conn->rx.ios[i];
 		u64 dma;
 
 		io->conn = conn;
@@ -115,10 +115,10 @@ static int smbd_conn_alloc_pools(struct smbd_conn *conn)
 		if (ib_dma_mapping_error(dev, dma))
 			return -ENOMEM;
 		io->dma = dma;
-		list_add_tail(&io->node, &conn->recv_free);
+		list_add_tail(&io->node, &conn->rx.free);
 	}
-	for (i = 0; i < conn->nr_send_ios; i++) {
-		struct smbd_send_io *io = &conn->send_ios[i];
+	for (i = 0; i < conn->tx.nr_ios; i++) {
+		struct smbd_send_io *io = &conn->tx.ios[i];
 		u64 dma;
 
 		io->conn = conn;
@@ -131,7 +131,7 @@ static int smbd_conn_alloc_pools(struct smbd_conn *conn)
 		if (ib_dma_mapping_error(dev, dma))
 			return -ENOMEM;
 		io->dma = dma;
-		list_add_tail(&io->node, &conn->send_free);
+		list_add_tail(&io->node, &conn->tx.free);
 	}
 	return 0;
 }
@@ -140,7 +140,7 @@ static int smbd_conn_alloc_pools(struct smbd_conn *conn)
 static u32 smbd_conn_rw_wrs(struct smbd_conn *conn)
 {
 	return rdma_rw_max_send_wr(conn->cm_id->device, conn->cm_id->port_num,
-				   conn->rw_ops_max, 0);
+				   conn->rw.ops_max, 0);
 }
 
 static int smbd_conn_create_qp(struct smbd_conn *conn)
@@ -157,7 +157,7 @@ static int smbd_conn_create_qp(struct smbd_conn *conn)
 	}
 	/* +1 each for ib_drain_qp()'s marker requests */
 	conn->cq = ib_alloc_cq(dev, conn,
-			       conn->nr_recv_ios + conn->nr_send_ios + 2 +
+			       conn->rx.nr_ios + conn->tx.nr_ios + 2 +
 			       smbd_conn_rw_wrs(conn), 0, IB_POLL_WORKQUEUE);
 	if (IS_ERR(conn->cq)) {
 		ret = PTR_ERR(conn->cq);
@@ -168,8 +168,8 @@ static int smbd_conn_create_qp(struct smbd_conn *conn)
 	attr.qp_context = conn;
 	attr.send_cq = conn->cq;
 	attr.recv_cq = conn->cq;
-	attr.cap.max_send_wr = conn->nr_send_ios + 1;
-	attr.cap.max_recv_wr = conn->nr_recv_ios + 1;
+	attr.cap.max_send_wr = conn->tx.nr_ios + 1;
+	attr.cap.max_recv_wr = conn->rx.nr_ios + 1;
 	attr.cap.max_recv_sge = 1;
 	/* rdma_create_qp() adds the send WRs of the rdma_rw budget */
 	smbd_rw_init_qp_attr(conn, &attr);
@@ -273,20 +273,20 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 	kref_init(&conn->ref);
 	conn->cm_id = cm_id;
 	conn->params = params;
-	conn->in_setup = true;	/* the caller counted it */
+	conn->state = SMBD_CONN_ACCEPTING;	/* the caller counted it */
 	spin_lock_init(&conn->lock);
-	init_waitqueue_head(&conn->send_wait);
-	INIT_LIST_HEAD(&conn->recv_free);
-	INIT_LIST_HEAD(&conn->send_free);
-	INIT_LIST_HEAD(&conn->send_queue);
-	INIT_LIST_HEAD(&conn->held);
-	INIT_LIST_HEAD(&conn->offer_node);
-	INIT_WORK(&conn->send_work, smbd_send_work);
-	INIT_WORK(&conn->smb2_work, smbd_smb2_work);
-	INIT_WORK(&conn->rw_work, smbd_rw_work);
-	init_rwsem(&conn->rw_sem);
-	INIT_LIST_HEAD(&conn->rw_pending);
-	INIT_LIST_HEAD(&conn->rw_posted);
+	init_waitqueue_head(&conn->tx.wait);
+	INIT_LIST_HEAD(&conn->rx.free);
+	INIT_LIST_HEAD(&conn->tx.free);
+	INIT_LIST_HEAD(&conn->tx.queue);
+	INIT_LIST_HEAD(&conn->rx.held);
+	INIT_LIST_HEAD(&conn->route.offer_node);
+	INIT_WORK(&conn->tx.work, smbd_send_work);
+	INIT_WORK(&conn->route.smb2_work, smbd_smb2_work);
+	INIT_WORK(&conn->rw.work, smbd_rw_work);
+	init_rwsem(&conn->rw.sem);
+	INIT_LIST_HEAD(&conn->rw.pending);
+	INIT_LIST_HEAD(&conn->rw.posted);
 	INIT_WORK(&conn->disconnect_work, smbd_conn_teardown);
 	INIT_DELAYED_WORK(&conn->timer_work, smbd_conn_timer);
 	init_completion(&conn->done);
@@ -305,7 +305,7 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 	smbd_rw_size(conn);
 	depth = min_t(u32, attrs->max_qp_wr - smbd_conn_rw_wrs(conn),
 		      (attrs->max_cqe - smbd_conn_rw_wrs(conn)) / 2);
-	if (!conn->rw_ops_max || depth < SMBD_MIN_QUEUE_DEPTH) {
+	if (!conn->rw.ops_max || depth < SMBD_MIN_QUEUE_DEPTH) {
 		kfree(conn);
 		return -EOPNOTSUPP;
 	}
@@ -313,8 +313,8 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 					    depth - 3);
 	conn->lp.send_credit_target = min_t(u32, conn->lp.send_credit_target,
 					    depth - 2);
-	conn->nr_recv_ios = conn->lp.receive_credit_max + 2;
-	conn->nr_send_ios = conn->lp.send_credit_target + 1;
+	conn->rx.nr_ios = conn->lp.receive_credit_max + 2;
+	conn->tx.nr_ios = conn->lp.send_credit_target + 1;
 
 	/* module unload finds it here once the listener is gone */
 	ret = xa_alloc_cyclic(&smbd_conns, &id, conn, XA_LIMIT(1, U32_MAX),
@@ -357,16 +357,16 @@ static void smbd_conn_release(struct kref *ref)
 	struct smbd_conn *conn = container_of(ref, struct smbd_conn, ref);
 	struct smbd_kevent *kev, *tmp;
 
-	list_for_each_entry_safe(kev, tmp, &conn->held, node)
+	list_for_each_entry_safe(kev, tmp, &conn->rx.held, node)
 		smbd_kevent_free(kev);
-	kvfree(conn->rx_pdu);
-	kvfree(conn->neg_req);
-	kvfree(conn->neg_resp);
-	kvfree(conn->setup_bytes);
-	if (conn->disconnected_ev)
-		smbd_kevent_free(conn->disconnected_ev);
-	if (conn->owner)
-		smbd_file_put(conn->owner);
+	kvfree(conn->rx.pdu);
+	kvfree(conn->route.neg_req);
+	kvfree(conn->route.neg_resp);
+	kvfree(conn->route.setup_bytes);
+	if (conn->route.disconnected_ev)
+		smbd_kevent_free(conn->route.disconnected_ev);
+	if (conn->route.owner)
+		smbd_file_put(conn->route.owner);
 	smbd_params_put(conn->params);
 	kfree(conn);
 }
@@ -395,9 +395,10 @@ void smbd_conn_rearm_locked(struct smbd_conn *conn)
 {
 	unsigned long next = conn->deadline, now = jiffies;
 
+	lockdep_assert_held(&conn->lock);
 	if (conn->state == SMBD_CONN_DISCONNECTING)
 		return;
-	next = smbd_since_earlier(next, conn->stall_since,
+	next = smbd_since_earlier(next, conn->tx.stall_since,
 				  conn->params->credit_timeout_ms);
 	next = smbd_since_earlier(next, conn->qp_failed_since,
 				  SMBD_QP_FAILED_GRACE_MS);
@@ -407,6 +408,7 @@ void smbd_conn_rearm_locked(struct smbd_conn *conn)
 
 void smbd_conn_set_deadline_locked(struct smbd_conn *conn, u32 ms)
 {
+	lockdep_assert_held(&conn->lock);
 	conn->deadline = jiffies + msecs_to_jiffies(ms);
 	smbd_conn_rearm_locked(conn);
 }
@@ -420,35 +422,64 @@ void smbd_conn_arm_timer(struct smbd_conn *conn, u32 ms)
 	spin_unlock_irqrestore(&conn->lock, flags);
 }
 
-/* Owned, or going: no longer one of the unauthenticated connections. */
-void smbd_conn_leave_setup_locked(struct smbd_conn *conn)
+/* The states each state may follow. */
+static const u32 smbd_conn_follows[SMBD_CONN_NR_STATES] = {
+	[SMBD_CONN_NEGOTIATE] = BIT(SMBD_CONN_ACCEPTING),
+	[SMBD_CONN_SMB2_NEGOTIATE] = BIT(SMBD_CONN_NEGOTIATE),
+	[SMBD_CONN_SESSION_SETUP] = BIT(SMBD_CONN_SMB2_NEGOTIATE),
+	[SMBD_CONN_REFUSED] = BIT(SMBD_CONN_SMB2_NEGOTIATE) |
+			      BIT(SMBD_CONN_SESSION_SETUP),
+	[SMBD_CONN_OFFERED] = BIT(SMBD_CONN_SESSION_SETUP),
+	/* binding (flow 1) or ACCEPT (flow 2) */
+	[SMBD_CONN_OWNED] = BIT(SMBD_CONN_SESSION_SETUP) |
+			    BIT(SMBD_CONN_OFFERED),
+	[SMBD_CONN_CLOSING] = BIT(SMBD_CONN_OWNED),
+	[SMBD_CONN_DISCONNECTING] = SMBD_CONN_UNOWNED | SMBD_CONN_HAS_OWNER,
+};
+
+/*
+ * The one place a connection's state changes. Returns false, changing
+ * nothing, when @to may not follow the current state: once teardown began
+ * that is a race lost to it; before, a bug. A connection leaving the
+ * unowned states is no longer one of the unauthenticated ones.
+ */
+bool smbd_conn_enter_locked(struct smbd_conn *conn, enum smbd_conn_state to)
 {
-	if (conn->in_setup) {
-		conn->in_setup = false;
-		atomic_dec(&smbd_setup_conns);
+	enum smbd_conn_state from = conn->state;
+
+	lockdep_assert_held(&conn->lock);
+	if (!smbd_conn_state_in(from, smbd_conn_follows[to])) {
+		WARN_ONCE(from != SMBD_CONN_DISCONNECTING,
+			  "smbdirect: connection %u: state %d after %d\n",
+			  conn->id, to, from);
+		return false;
 	}
+	if (smbd_conn_state_in(from, SMBD_CONN_UNOWNED) &&
+	    !smbd_conn_state_in(to, SMBD_CONN_UNOWNED))
+		atomic_dec(&smbd_setup_conns);
+	conn->state = to;
+	return true;
 }
 
 /* Record the first reason and start the teardown; any context. */
 void smbd_conn_fail(struct smbd_conn *conn, u32 reason)
 {
 	unsigned long flags;
+	bool first;
 
 	spin_lock_irqsave(&conn->lock, flags);
-	if (conn->state == SMBD_CONN_DISCONNECTING) {
-		spin_unlock_irqrestore(&conn->lock, flags);
-		return;
-	}
-	conn->state = SMBD_CONN_DISCONNECTING;
-	conn->reason = reason;
-	smbd_conn_leave_setup_locked(conn);
+	first = smbd_conn_enter_locked(conn, SMBD_CONN_DISCONNECTING);
+	if (first)
+		conn->reason = reason;
 	spin_unlock_irqrestore(&conn->lock, flags);
+	if (!first)
+		return;
 
 	smbd_count_disconnect(reason);
 	if (reason != SMBD_REASON_PEER && reason != SMBD_REASON_LOCAL &&
 	    reason != SMBD_REASON_OWNER_CLOSED)
-		pr_info_ratelimited("connection %u: disconnecting: %s\n",
-				    conn->id, smbd_reason_name(reason));
+		smbd_conn_info(conn, "disconnecting: %s\n",
+			       smbd_reason_name(reason));
 	queue_work(smbd_wq, &conn->disconnect_work);
 }
 
@@ -469,10 +500,10 @@ static void smbd_conn_timer(struct work_struct *work)
 	}
 	if (smbd_since_expired(conn->qp_failed_since, SMBD_QP_FAILED_GRACE_MS,
 			       now)) {
-		pr_info_ratelimited("connection %u: %s, and no CM event\n",
-				    conn->id, conn->qp_failure);
+		smbd_conn_info(conn, "%s, and no CM event\n",
+			       conn->qp_failure);
 		reason = SMBD_REASON_RDMA_ERROR;
-	} else if (smbd_since_expired(conn->stall_since, p->credit_timeout_ms,
+	} else if (smbd_since_expired(conn->tx.stall_since, p->credit_timeout_ms,
 				      now)) {
 		/* a send waits for credits the peer does not grant */
 		reason = SMBD_REASON_CREDIT_TIMEOUT;
@@ -480,18 +511,19 @@ static void smbd_conn_timer(struct work_struct *work)
 		smbd_conn_rearm_locked(conn);
 	} else if (conn->state == SMBD_CONN_OFFERED) {
 		reason = SMBD_REASON_ACCEPT_TIMEOUT;
-	} else if (conn->state == SMBD_CONN_NEGOTIATE) {
+	} else if (smbd_conn_state_in(conn->state,
+				      SMBD_CONN_BEFORE_NEGOTIATE)) {
 		reason = SMBD_REASON_NEGOTIATE_TIMEOUT;
-	} else if (conn->state != SMBD_CONN_OWNED) {
+	} else if (smbd_conn_state_in(conn->state, SMBD_CONN_UNOWNED)) {
 		reason = SMBD_REASON_SETUP_TIMEOUT;
 	} else if (conn->keepalive != SMBD_KEEPALIVE_NONE) {
 		reason = SMBD_REASON_KEEPALIVE_TIMEOUT;
 	} else {
 		/* idle: the next message asks for a response */
 		conn->keepalive = SMBD_KEEPALIVE_PENDING;
-		conn->immediate = true;
+		conn->tx.message_due = true;
 		smbd_conn_set_deadline_locked(conn, p->keepalive_timeout_ms);
-		queue_work(smbd_wq, &conn->send_work);
+		queue_work(smbd_wq, &conn->tx.work);
 	}
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (reason)
@@ -504,11 +536,10 @@ void smbd_conn_established(struct smbd_conn *conn)
 	unsigned long flags;
 
 	spin_lock_irqsave(&conn->lock, flags);
-	conn->established = true;
 	io = NULL;
-	if (conn->state == SMBD_CONN_NEGOTIATE) {
-		io = conn->early_negotiate;
-		conn->early_negotiate = NULL;
+	if (smbd_conn_enter_locked(conn, SMBD_CONN_NEGOTIATE)) {
+		io = conn->rx.early_negotiate;
+		conn->rx.early_negotiate = NULL;
 	}
 	spin_unlock_irqrestore(&conn->lock, flags);
 	/* the negotiate request overtook the CM's ESTABLISHED event */
@@ -519,14 +550,14 @@ void smbd_conn_established(struct smbd_conn *conn)
 /* The owner learns what is lost, then that the connection is gone. */
 static void smbd_conn_notify_owner(struct smbd_conn *conn)
 {
-	struct smbd_file *owner = conn->owner;
-	struct smbd_kevent *kev = conn->disconnected_ev;
+	struct smbd_file *owner = conn->route.owner;
+	struct smbd_kevent *kev = conn->route.disconnected_ev;
 
 	smbd_send_flush(conn);
 	if (!owner)
 		return;
 	/* allocated at adoption: the owner always learns the end */
-	conn->disconnected_ev = NULL;
+	conn->route.disconnected_ev = NULL;
 	kev->ev.u.disconnected.reason = conn->reason;
 	if (smbd_event_push(owner, kev))
 		smbd_kevent_free(kev);
@@ -540,7 +571,7 @@ static bool smbd_conn_quiet(struct smbd_conn *conn)
 	bool quiet;
 
 	spin_lock_irqsave(&conn->lock, flags);
-	quiet = !conn->sends_posted && list_empty(&conn->rw_posted);
+	quiet = !conn->tx.posted && list_empty(&conn->rw.posted);
 	spin_unlock_irqrestore(&conn->lock, flags);
 	return quiet;
 }
@@ -554,13 +585,13 @@ static void smbd_conn_teardown(struct work_struct *work)
 	 * A final response (negotiate failure, SMB2 error) goes out first,
 	 * and DISCONNECT lets posted RDMA operations finish.
 	 */
-	if (conn->linger)
-		wait_event_timeout(conn->send_wait, smbd_conn_quiet(conn), HZ);
+	if (conn->let_sends_finish)
+		wait_event_timeout(conn->tx.wait, smbd_conn_quiet(conn), HZ);
 	rdma_disconnect(conn->cm_id);
 	ib_drain_qp(conn->cm_id->qp);
-	cancel_work_sync(&conn->smb2_work);
+	cancel_work_sync(&conn->route.smb2_work);
 	cancel_delayed_work_sync(&conn->timer_work);
-	cancel_work_sync(&conn->send_work);
+	cancel_work_sync(&conn->tx.work);
 	/* RDMA_DONE for every operation, before DISCONNECTED */
 	smbd_rw_shutdown(conn);
 
@@ -573,6 +604,44 @@ static void smbd_conn_teardown(struct work_struct *work)
 	smbd_count(SMBD_CNT_CONN_ACTIVE, -1);
 	complete_all(&conn->done);
 	smbd_conn_put(conn);
+}
+
+/*
+ * DISCONNECT, like closing a TCP socket: what was queued goes out first,
+ * then the connection ends with SMBD_REASON_LOCAL.
+ */
+static void smbd_conn_close(struct smbd_conn *conn)
+{
+	unsigned long flags;
+	bool now = false;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	/* past OWNED: an earlier DISCONNECT or the teardown is under way */
+	if (conn->state == SMBD_CONN_OWNED) {
+		smbd_conn_enter_locked(conn, SMBD_CONN_CLOSING);
+		/* posted messages complete before the QP goes to error */
+		conn->let_sends_finish = true;
+		now = !smbd_send_last_locked(conn, SMBD_REASON_LOCAL);
+	}
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (now)
+		smbd_conn_fail(conn, SMBD_REASON_LOCAL);
+}
+
+int smbd_ioctl_disconnect(struct file *filp, void *cmd)
+{
+	struct smbd_file *file = filp->private_data;
+	struct smbd_disconnect *d = cmd;
+	struct smbd_conn *conn;
+
+	if (d->flags)
+		return -EINVAL;
+	conn = smbd_file_conn(file, d->conn_id);
+	if (!conn)
+		return -ENOENT;
+	smbd_conn_close(conn);
+	smbd_conn_put(conn);
+	return 0;
 }
 
 /* Module unload: no file is open, so only unowned connections remain. */

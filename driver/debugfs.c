@@ -15,12 +15,15 @@
 
 static struct dentry *smbd_debugfs_dir;
 
-static const char *const smbd_state_names[] = {
+static const char *const smbd_state_names[SMBD_CONN_NR_STATES] = {
+	[SMBD_CONN_ACCEPTING] = "accepting",
 	[SMBD_CONN_NEGOTIATE] = "negotiate",
 	[SMBD_CONN_SMB2_NEGOTIATE] = "smb2_negotiate",
 	[SMBD_CONN_SESSION_SETUP] = "session_setup",
+	[SMBD_CONN_REFUSED] = "refused",
 	[SMBD_CONN_OFFERED] = "offered",
 	[SMBD_CONN_OWNED] = "owned",
+	[SMBD_CONN_CLOSING] = "closing",
 	[SMBD_CONN_DISCONNECTING] = "disconnecting",
 };
 
@@ -49,8 +52,8 @@ static void smbd_show_conn(struct seq_file *m, struct smbd_conn *conn)
 	smbd_sockaddr_show(m, "local", &conn->local);
 	smbd_sockaddr_show(m, "remote", &conn->remote);
 	seq_printf(m, " owner_pid=%d dialect=0x%04x session=0x%llx",
-		   conn->owner ? conn->owner->owner_tgid : 0, conn->dialect,
-		   conn->session_id);
+		   conn->route.owner ? conn->route.owner->owner_tgid : 0, conn->route.dialect,
+		   conn->route.session_id);
 	seq_printf(m, " send_credits=%u recv_posted=%u recv_granted=%u recv_target=%u",
 		   conn->credits.send_credits, conn->credits.recv_posted,
 		   conn->credits.recv_granted, conn->credits.recv_credit_target);
@@ -59,7 +62,7 @@ static void smbd_show_conn(struct seq_file *m, struct smbd_conn *conn)
 		   conn->cp.max_fragmented_send_size,
 		   conn->cp.max_fragmented_recv_size);
 	seq_printf(m, " pdus_queued=%u bytes_queued=%llu",
-		   conn->pdus_queued + conn->nr_held, conn->queued_bytes);
+		   conn->rx.pdus_queued + conn->rx.nr_held, conn->rx.queued_bytes);
 	seq_printf(m, " pdus_received=%llu bytes_received=%llu pdus_sent=%llu bytes_sent=%llu keepalives_sent=%llu credit_stalls=%llu",
 		   conn->stats.pdus_received, conn->stats.bytes_received,
 		   conn->stats.pdus_sent, conn->stats.bytes_sent,
@@ -68,7 +71,7 @@ static void smbd_show_conn(struct seq_file *m, struct smbd_conn *conn)
 		   conn->stats.rdma_reads, conn->stats.rdma_writes,
 		   conn->stats.rdma_read_bytes, conn->stats.rdma_write_bytes,
 		   conn->stats.rdma_errors, conn->stats.rdma_inflight,
-		   conn->rw_ops_free, conn->rw_ops_max);
+		   conn->rw.ops_free, conn->rw.ops_max);
 	for (i = 0; i < SMBD_LAT_BUCKETS; i++)
 		seq_printf(m, "%s%llu", i ? "," : "", conn->stats.rdma_lat[i]);
 	seq_putc(m, '\n');

@@ -31,10 +31,8 @@ struct smbd_kevent *smbd_kevent_alloc(u32 type, u32 conn_id, gfp_t gfp)
 
 void smbd_kevent_free(struct smbd_kevent *kev)
 {
-	if (kev->pdu_conn) {
-		smbd_conn_pdu_consumed(kev->pdu_conn, kev->ev.data_len);
-		smbd_conn_put(kev->pdu_conn);
-	}
+	if (kev->release)
+		kev->release(kev);
 	kvfree(kev->data);
 	kfree(kev);
 }

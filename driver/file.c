@@ -79,7 +79,8 @@ void smbd_file_release(struct smbd_file *file)
 	spin_lock_irqsave(&file->lock, flags);
 	file->closing = true;
 	spin_unlock_irqrestore(&file->lock, flags);
-	was_master = smbd_route_file_closed(file);
+	was_master = smbd_params_file_closed(file);
+	smbd_route_file_closed(file);
 	mutex_unlock(&smbd_lock);
 	/* RDMA ports are free for another server once this returns */
 	if (was_master)

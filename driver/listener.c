@@ -174,9 +174,8 @@ static int smbd_cm_handler(struct rdma_cm_id *cm_id,
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_REJECTED:
 	case RDMA_CM_EVENT_ADDR_CHANGE:
-		pr_info_ratelimited("connection %u: %s (%d)\n", conn->id,
-				    rdma_event_msg(event->event),
-				    event->status);
+		smbd_conn_info(conn, "%s (%d)\n",
+			       rdma_event_msg(event->event), event->status);
 		smbd_conn_fail(conn, SMBD_REASON_RDMA_ERROR);
 		break;
 	default:

@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * SET_PARAMS: validate what the master smbd registers and turn it into the
- * immutable parameter set every new connection takes a reference on.
+ * immutable parameter set every new connection takes a reference on. The
+ * file that sets them is the master until it closes; the listeners exist
+ * while there is one.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "smbdirect.h"
+
+/* under smbd_lock */
+static struct smbd_file *smbd_master;
+static struct smbd_params *smbd_current_params;
 
 static bool smbd_dialect_ok(u32 d)
 {
@@ -93,7 +100,8 @@ static bool smbd_set_params_valid(const struct smbd_set_params *sp)
 	return sp->sec_blob_len <= SMBD_MAX_SEC_BLOB;
 }
 
-struct smbd_params *smbd_params_from_user(const struct smbd_set_params *sp)
+static struct smbd_params *
+smbd_params_from_user(const struct smbd_set_params *sp)
 {
 	struct smb2_negotiate_policy *pol;
 	struct smbd_params *p;
@@ -158,4 +166,109 @@ void smbd_params_put(struct smbd_params *p)
 {
 	if (p)
 		kref_put(&p->ref, smbd_params_release);
+}
+
+struct smbd_params *smbd_params_get_current(void)
+{
+	struct smbd_params *p;
+
+	mutex_lock(&smbd_lock);
+	p = smbd_current_params;
+	if (p)
+		kref_get(&p->ref);
+	mutex_unlock(&smbd_lock);
+	return p;
+}
+
+/* Whether the listeners should exist: a master holds the parameters. */
+bool smbd_params_registered(void)
+{
+	bool ret;
+
+	mutex_lock(&smbd_lock);
+	ret = smbd_master;
+	mutex_unlock(&smbd_lock);
+	return ret;
+}
+
+/* For debugfs: the master's process (smbd_lock held). */
+pid_t smbd_params_master_tgid(void)
+{
+	lockdep_assert_held(&smbd_lock);
+	return smbd_master ? smbd_master->owner_tgid : 0;
+}
+
+/* @file gives the role up (closing): whether it was the master. */
+bool smbd_params_file_closed(struct smbd_file *file)
+{
+	lockdep_assert_held(&smbd_lock);
+	if (smbd_master != file)
+		return false;
+	smbd_master = NULL;
+	smbd_params_put(smbd_current_params);
+	smbd_current_params = NULL;
+	return true;
+}
+
+static DEFINE_MUTEX(smbd_set_params_lock);
+
+/*
+ * The first SET_PARAMS of a master brings the listeners up; a port another
+ * listener holds gives the role up again, and the caller learns the port.
+ * The listeners are changed without smbd_lock: a connect request in
+ * progress, which their destruction waits for, may be waiting for it.
+ */
+static int smbd_set_params_locked(struct smbd_file *file,
+				  struct smbd_set_params *sp)
+{
+	struct smbd_params *p;
+	bool first = false;
+	u16 busy_port = 0;
+	int ret = 0;
+
+	lockdep_assert_held(&smbd_set_params_lock);
+	p = smbd_params_from_user(sp);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
+
+	mutex_lock(&smbd_lock);
+	if (smbd_master && smbd_master != file) {
+		ret = -EBUSY;
+	} else {
+		/* connections keep the parameters they started with */
+		swap(smbd_current_params, p);
+		first = !smbd_master;
+		smbd_master = file;
+	}
+	mutex_unlock(&smbd_lock);
+	smbd_params_put(p);
+	if (!first)
+		return ret;
+
+	ret = smbd_listeners_update(&busy_port);
+	if (!ret)
+		return 0;
+	mutex_lock(&smbd_lock);
+	smbd_params_file_closed(file);
+	mutex_unlock(&smbd_lock);
+	smbd_listeners_update(NULL);
+	sp->out_busy_port = busy_port;
+	return ret;
+}
+
+int smbd_ioctl_set_params(struct file *filp, void *cmd)
+{
+	struct smbd_file *file = filp->private_data;
+	struct smbd_set_params *sp = cmd;
+	int ret;
+
+	if (!capable(CAP_NET_ADMIN))
+		return -EPERM;
+	if (sp->out_busy_port || sp->__reserved2)
+		return -EINVAL;
+	/* one at a time: a call must not report a role another one undoes */
+	mutex_lock(&smbd_set_params_lock);
+	ret = smbd_set_params_locked(file, sp);
+	mutex_unlock(&smbd_set_params_lock);
+	return ret;
 }

@@ -5,7 +5,9 @@
  * reassembled into PDUs held in kernel memory. Receive buffers are reposted
  * as soon as their payload is copied, so credits keep flowing while smbd is
  * slow; only unread PDUs beyond SMBD_CONN_MAX_QUEUED stop the refill, which
- * is the backpressure a peer feels.
+ * is the backpressure a peer feels. This file alone counts the PDUs a
+ * connection has queued: held before it has an owner, then handed over,
+ * then delivered, each counted until its event is released.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -20,7 +22,8 @@ static int smbd_post_recv_locked(struct smbd_conn *conn)
 	struct ib_recv_wr wr = {};
 	int ret;
 
-	io = list_first_entry_or_null(&conn->recv_free, struct smbd_recv_io,
+	lockdep_assert_held(&conn->lock);
+	io = list_first_entry_or_null(&conn->rx.free, struct smbd_recv_io,
 				      node);
 	if (!io)
 		return -ENOBUFS;
@@ -52,12 +55,12 @@ int smbd_recv_post_first(struct smbd_conn *conn)
 /* Unread PDUs stop new credits: the backpressure a peer feels. */
 static bool smbd_recv_throttled(const struct smbd_conn *conn)
 {
-	u32 pdus = conn->pdus_queued + conn->nr_held;
+	u32 pdus = conn->rx.pdus_queued + conn->rx.nr_held;
 
-	if (!conn->direct)
+	if (!conn->rx.to_owner)
 		return pdus >= SMBD_MAX_SETUP_HELD;
 	return pdus >= SMBD_CONN_MAX_QUEUED ||
-	       conn->queued_bytes >= 2ULL * conn->cp.max_fragmented_recv_size;
+	       conn->rx.queued_bytes >= 2ULL * conn->cp.max_fragmented_recv_size;
 }
 
 /*
@@ -70,14 +73,15 @@ static int smbd_recv_refill_locked(struct smbd_conn *conn)
 	u32 n, i;
 	int ret;
 
-	if (conn->state == SMBD_CONN_NEGOTIATE ||
+	lockdep_assert_held(&conn->lock);
+	if (smbd_conn_state_in(conn->state, SMBD_CONN_BEFORE_NEGOTIATE) ||
 	    !smbd_conn_qp_usable_locked(conn))
 		return 0;
-	if (!conn->spare_posted) {
+	if (!conn->rx.spare_posted) {
 		ret = smbd_post_recv_locked(conn);
 		if (ret)
 			return ret;
-		conn->spare_posted = true;
+		conn->rx.spare_posted = true;
 	}
 	if (smbd_recv_throttled(conn))
 		return 0;
@@ -91,7 +95,7 @@ static int smbd_recv_refill_locked(struct smbd_conn *conn)
 		smbd_credits_posted(&conn->credits, 1);
 	}
 	if (smbd_credits_grant_due(&conn->credits))
-		conn->immediate = true;
+		conn->tx.message_due = true;
 	return 0;
 }
 
@@ -100,6 +104,7 @@ int smbd_recv_post_extra_locked(struct smbd_conn *conn)
 {
 	int ret = smbd_post_recv_locked(conn);
 
+	lockdep_assert_held(&conn->lock);
 	if (!ret)
 		smbd_credits_posted(&conn->credits, 1);
 	return ret;
@@ -125,19 +130,45 @@ static void smbd_recv_recycle(struct smbd_conn *conn, struct smbd_recv_io *io)
 	unsigned long flags;
 
 	spin_lock_irqsave(&conn->lock, flags);
-	list_add(&io->node, &conn->recv_free);
+	list_add(&io->node, &conn->rx.free);
 	spin_unlock_irqrestore(&conn->lock, flags);
 }
 
-void smbd_conn_pdu_consumed(struct smbd_conn *conn, u32 len)
+/* A PDU event was read or dropped: its room is free again. */
+static void smbd_recv_pdu_released(struct smbd_kevent *kev)
 {
+	struct smbd_conn *conn = kev->release_arg;
 	unsigned long flags;
 
 	spin_lock_irqsave(&conn->lock, flags);
-	conn->pdus_queued--;
-	conn->queued_bytes -= len;
+	conn->rx.pdus_queued--;
+	conn->rx.queued_bytes -= kev->ev.data_len;
 	spin_unlock_irqrestore(&conn->lock, flags);
 	smbd_recv_refill(conn);
+	smbd_conn_put(conn);
+}
+
+/* @kev goes to the owner: unread, it counts against the connection. */
+static void smbd_recv_charge_locked(struct smbd_conn *conn,
+				    struct smbd_kevent *kev)
+{
+	lockdep_assert_held(&conn->lock);
+	conn->rx.pdus_queued++;
+	kref_get(&conn->ref);
+	kev->release = smbd_recv_pdu_released;
+	kev->release_arg = conn;
+}
+
+static int smbd_recv_push(struct smbd_conn *conn, struct smbd_file *owner,
+			  struct smbd_kevent *kev)
+{
+	int ret = smbd_event_push(owner, kev);
+
+	if (ret) {
+		smbd_kevent_free(kev);
+		smbd_conn_fail(conn, smbd_event_lost_reason(ret));
+	}
+	return ret;
 }
 
 void smbd_recv_negotiate(struct smbd_conn *conn, struct smbd_recv_io *io)
@@ -156,31 +187,31 @@ void smbd_recv_negotiate(struct smbd_conn *conn, struct smbd_recv_io *io)
 		return;
 	}
 	err = smbd_negotiate_req_parse(io->buf, io->len, &req);
-	list_add(&io->node, &conn->recv_free);
+	list_add(&io->node, &conn->rx.free);
 	if (err == SMBD_E_VERSION) {
 		/* MS-SMBD 3.1.5.6: answer STATUS_NOT_SUPPORTED, then go */
 		smbd_negotiate_resp_failure(&resp);
 		smbd_negotiate_resp_build(&resp, out);
 		if (!smbd_send_raw_locked(conn, out, sizeof(out)))
-			conn->linger = true;
+			conn->let_sends_finish = true;
 	}
 	if (err != SMBD_E_OK) {
 		spin_unlock_irqrestore(&conn->lock, flags);
-		pr_info_ratelimited("connection %u: negotiate: %s\n", conn->id,
-				    smbd_proto_error_text(err));
+		smbd_conn_info(conn, "negotiate: %s\n",
+			       smbd_proto_error_text(err));
 		smbd_conn_fail(conn, SMBD_REASON_BAD_NEGOTIATE);
 		return;
 	}
 
 	smbd_negotiate_server_params(&conn->lp, &req, &conn->cp);
 	smbd_credits_init(&conn->credits, &conn->cp, 0);
-	smbd_reassembly_init(&conn->reasm, conn->cp.max_fragmented_recv_size);
-	conn->state = SMBD_CONN_SMB2_NEGOTIATE;
+	smbd_reassembly_init(&conn->rx.reasm, conn->cp.max_fragmented_recv_size);
+	smbd_conn_enter_locked(conn, SMBD_CONN_SMB2_NEGOTIATE);
 	/* one deadline for the SMB2 NEGOTIATE and the first SESSION_SETUP */
 	smbd_conn_set_deadline_locked(conn, conn->params->setup_timeout_ms);
 	ret = smbd_recv_refill_locked(conn);
 	if (!ret) {
-		conn->immediate = false;
+		conn->tx.message_due = false;
 		smbd_negotiate_resp_success(&conn->cp,
 					    smbd_credits_take_grant(&conn->credits),
 					    &resp);
@@ -193,7 +224,7 @@ void smbd_recv_negotiate(struct smbd_conn *conn, struct smbd_recv_io *io)
 		return;
 	}
 	smbd_count(SMBD_CNT_NEGOTIATED, 1);
-	pr_debug("connection %u: negotiated\n", conn->id);
+	smbd_conn_dbg(conn, "negotiated\n");
 }
 
 static u32 smbd_data_error_reason(enum smbd_proto_error err)
@@ -216,7 +247,6 @@ static void smbd_recv_deliver(struct smbd_conn *conn, u8 *data, u32 len)
 	struct smbd_kevent *kev;
 	struct smbd_file *owner = NULL;
 	unsigned long flags;
-	int ret;
 
 	kev = smbd_kevent_alloc(SMBD_EVENT_PDU_RECEIVED, conn->id, GFP_KERNEL);
 	if (!kev) {
@@ -232,27 +262,80 @@ static void smbd_recv_deliver(struct smbd_conn *conn, u8 *data, u32 len)
 	spin_lock_irqsave(&conn->lock, flags);
 	conn->stats.pdus_received++;
 	conn->stats.bytes_received += len;
-	conn->queued_bytes += len;
-	if (conn->direct) {
-		owner = conn->owner;
-		conn->pdus_queued++;
-		kref_get(&conn->ref);
-		kev->pdu_conn = conn;
+	conn->rx.queued_bytes += len;
+	if (conn->rx.to_owner) {
+		owner = conn->route.owner;
+		smbd_recv_charge_locked(conn, kev);
 	} else {
-		list_add_tail(&kev->node, &conn->held);
-		conn->nr_held++;
+		list_add_tail(&kev->node, &conn->rx.held);
+		conn->rx.nr_held++;
 		if (conn->state != SMBD_CONN_DISCONNECTING)
-			queue_work(smbd_wq, &conn->smb2_work);
+			queue_work(smbd_wq, &conn->route.smb2_work);
 	}
 	spin_unlock_irqrestore(&conn->lock, flags);
 
-	if (!owner)
-		return;
-	ret = smbd_event_push(owner, kev);
-	if (ret) {
-		smbd_kevent_free(kev);
-		smbd_conn_fail(conn, smbd_event_lost_reason(ret));
+	if (owner)
+		smbd_recv_push(conn, owner, kev);
+}
+
+/*
+ * The next PDU held for the driver's own SMB2 (the SMB2 NEGOTIATE, the
+ * first SESSION_SETUP), or NULL once the connection is past those; @state
+ * is the state seen.
+ */
+struct smbd_kevent *smbd_recv_take_held(struct smbd_conn *conn,
+					enum smbd_conn_state *state)
+{
+	struct smbd_kevent *kev = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	*state = conn->state;
+	if (*state == SMBD_CONN_SMB2_NEGOTIATE ||
+	    *state == SMBD_CONN_SESSION_SETUP) {
+		kev = list_first_entry_or_null(&conn->rx.held, struct smbd_kevent,
+					       node);
+		if (kev) {
+			list_del(&kev->node);
+			conn->rx.nr_held--;
+			conn->rx.queued_bytes -= kev->ev.data_len;
+		}
 	}
+	spin_unlock_irqrestore(&conn->lock, flags);
+	return kev;
+}
+
+/* Owned: hand over what was held; false once there is nothing left. */
+static bool smbd_recv_hand_over_one(struct smbd_conn *conn)
+{
+	struct smbd_kevent *kev;
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	kev = list_first_entry_or_null(&conn->rx.held, struct smbd_kevent, node);
+	if (!kev || !smbd_conn_state_in(conn->state, SMBD_CONN_HAS_OWNER)) {
+		/* from now on the receive path delivers directly */
+		if (smbd_conn_state_in(conn->state, SMBD_CONN_HAS_OWNER))
+			conn->rx.to_owner = true;
+		spin_unlock_irqrestore(&conn->lock, flags);
+		return false;
+	}
+	list_del(&kev->node);
+	conn->rx.nr_held--;
+	smbd_recv_charge_locked(conn, kev);
+	spin_unlock_irqrestore(&conn->lock, flags);
+
+	return !smbd_recv_push(conn, conn->route.owner, kev);
+}
+
+/*
+ * Adopted: the PDUs that came before the owner go to it first, in order,
+ * then the receive path delivers directly.
+ */
+void smbd_recv_hand_over(struct smbd_conn *conn)
+{
+	while (smbd_recv_hand_over_one(conn))
+		;
 }
 
 static u32 smbd_recv_data(struct smbd_conn *conn, struct smbd_recv_io *io)
@@ -272,8 +355,8 @@ static u32 smbd_recv_data(struct smbd_conn *conn, struct smbd_recv_io *io)
 	err = smbd_credits_received(&conn->credits, &hdr);
 	if (!err) {
 		if (hdr.flags & SMBD_FLAG_RESPONSE_REQUESTED)
-			conn->immediate = true;
-		if (conn->state == SMBD_CONN_OWNED) {
+			conn->tx.message_due = true;
+		if (smbd_conn_state_in(conn->state, SMBD_CONN_HAS_OWNER)) {
 			/* the peer is alive: the idle interval starts over */
 			conn->keepalive = SMBD_KEEPALIVE_NONE;
 			smbd_conn_set_deadline_locked(conn,
@@ -284,30 +367,30 @@ static u32 smbd_recv_data(struct smbd_conn *conn, struct smbd_recv_io *io)
 	if (err)
 		goto bad;
 
-	err = smbd_reassembly_add(&conn->reasm, &hdr, &offset, &total,
+	err = smbd_reassembly_add(&conn->rx.reasm, &hdr, &offset, &total,
 				  &complete);
 	if (err)
 		goto bad;
 	if (hdr.data_length) {
 		if (offset == 0) {
 			if (total > SMBD_MAX_SETUP_PDU &&
-			    READ_ONCE(conn->state) < SMBD_CONN_OWNED)
+			    smbd_conn_state_in(READ_ONCE(conn->state),
+					       SMBD_CONN_UNOWNED))
 				return SMBD_REASON_BAD_SMB2;
-			conn->rx_pdu = kvmalloc(total, GFP_KERNEL);
-			if (!conn->rx_pdu)
+			conn->rx.pdu = kvmalloc(total, GFP_KERNEL);
+			if (!conn->rx.pdu)
 				return SMBD_REASON_NO_MEMORY;
 		}
-		memcpy(conn->rx_pdu + offset, io->buf + hdr.data_offset,
+		memcpy(conn->rx.pdu + offset, io->buf + hdr.data_offset,
 		       hdr.data_length);
 		if (complete) {
-			smbd_recv_deliver(conn, conn->rx_pdu, total);
-			conn->rx_pdu = NULL;
+			smbd_recv_deliver(conn, conn->rx.pdu, total);
+			conn->rx.pdu = NULL;
 		}
 	}
 	return 0;
 bad:
-	pr_info_ratelimited("connection %u: %s\n", conn->id,
-			    smbd_proto_error_text(err));
+	smbd_conn_info(conn, "%s\n", smbd_proto_error_text(err));
 	return smbd_data_error_reason(err);
 }
 
@@ -324,9 +407,8 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		smbd_recv_recycle(conn, io);
 		/* a flush follows a disconnect the CM reports with its cause */
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
-			pr_info_ratelimited("connection %u: receive failed: %s\n",
-					    conn->id,
-					    ib_wc_status_msg(wc->status));
+			smbd_conn_info(conn, "receive failed: %s\n",
+				       ib_wc_status_msg(wc->status));
 			smbd_conn_qp_failed(conn, "a receive failed");
 		}
 		return;
@@ -337,8 +419,8 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	spin_lock_irqsave(&conn->lock, flags);
 	state = conn->state;
-	if (state == SMBD_CONN_NEGOTIATE && !conn->established) {
-		conn->early_negotiate = io;
+	if (state == SMBD_CONN_ACCEPTING) {
+		conn->rx.early_negotiate = io;
 		spin_unlock_irqrestore(&conn->lock, flags);
 		return;
 	}

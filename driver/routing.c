@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Who gets a connection. The master file holds the parameters (SET_PARAMS)
- * and may listen for new sessions (LISTEN); any file registers the SMB2
- * sessions it owns. After the driver answered the SMB2 NEGOTIATE, the first
+ * Who gets a connection. A file may listen for new sessions (LISTEN), the
+ * master (params.c) as a rule; any file registers the SMB2 sessions it
+ * owns. After the driver answered the SMB2 NEGOTIATE, the first
  * SESSION_SETUP decides: binding to a registered session goes to that
  * session's file (flow 1); a new session is offered to the listener, and
  * the file that ACCEPTs its token owns it (flow 2).
@@ -23,8 +23,6 @@
 DEFINE_MUTEX(smbd_lock);
 
 /* all under smbd_lock */
-static struct smbd_file *smbd_master;
-static struct smbd_params *smbd_current_params;
 static struct smbd_file *smbd_listener;
 static LIST_HEAD(smbd_offers);
 static DEFINE_HASHTABLE(smbd_sessions, 8);
@@ -34,29 +32,6 @@ struct smbd_session_entry {
 	u64 id;
 	struct smbd_file *file;
 };
-
-struct smbd_params *smbd_params_get_current(void)
-{
-	struct smbd_params *p;
-
-	mutex_lock(&smbd_lock);
-	p = smbd_current_params;
-	if (p)
-		kref_get(&p->ref);
-	mutex_unlock(&smbd_lock);
-	return p;
-}
-
-/* Whether the listeners should exist: a master holds the parameters. */
-bool smbd_params_registered(void)
-{
-	bool ret;
-
-	mutex_lock(&smbd_lock);
-	ret = smbd_master;
-	mutex_unlock(&smbd_lock);
-	return ret;
-}
 
 static struct smbd_session_entry *smbd_session_find(u64 id)
 {
@@ -76,7 +51,7 @@ void smbd_sessions_show(struct seq_file *m)
 
 	mutex_lock(&smbd_lock);
 	seq_printf(m, "master_pid=%d listener_pid=%d\n",
-		   smbd_master ? smbd_master->owner_tgid : 0,
+		   smbd_params_master_tgid(),
 		   smbd_listener ? smbd_listener->owner_tgid : 0);
 	hash_for_each(smbd_sessions, bkt, s, node)
 		seq_printf(m, "session=0x%llx owner_pid=%d\n", s->id,
@@ -101,23 +76,24 @@ static int smbd_adopt(struct smbd_conn *conn, struct smbd_file *file,
 	kev = smbd_kevent_alloc(SMBD_EVENT_NEW_CHANNEL, conn->id, GFP_KERNEL);
 	if (!kev)
 		return -ENOMEM;
-	if (!conn->disconnected_ev)
-		conn->disconnected_ev = smbd_kevent_alloc(SMBD_EVENT_DISCONNECTED,
-							  conn->id, GFP_KERNEL);
-	if (!conn->disconnected_ev) {
+	if (!conn->route.disconnected_ev)
+		conn->route.disconnected_ev =
+			smbd_kevent_alloc(SMBD_EVENT_DISCONNECTED, conn->id,
+					  GFP_KERNEL);
+	if (!conn->route.disconnected_ev) {
 		smbd_kevent_free(kev);
 		return -ENOMEM;
 	}
 	kev->ev.flags = channel_flags;
-	kev->ev.u.new_channel.session_id = conn->session_id;
-	kev->ev.u.new_channel.negotiate_req_len = conn->neg_req_len;
-	kev->ev.u.new_channel.negotiate_resp_len = conn->neg_resp_len;
-	kev->ev.u.new_channel.session_setup_len = conn->setup_len;
-	kev->ev.u.new_channel.dialect = conn->dialect;
+	kev->ev.u.new_channel.session_id = conn->route.session_id;
+	kev->ev.u.new_channel.negotiate_req_len = conn->route.neg_req_len;
+	kev->ev.u.new_channel.negotiate_resp_len = conn->route.neg_resp_len;
+	kev->ev.u.new_channel.session_setup_len = conn->route.setup_len;
+	kev->ev.u.new_channel.dialect = conn->route.dialect;
 	kev->ev.u.new_channel.local = conn->local;
 	kev->ev.u.new_channel.remote = conn->remote;
-	kev->ev.data_len = conn->neg_req_len + conn->neg_resp_len +
-			   conn->setup_len;
+	kev->ev.data_len = conn->route.neg_req_len + conn->route.neg_resp_len +
+			   conn->route.setup_len;
 
 	kref_get(&conn->ref);
 	ret = xa_insert(&file->conns, conn->id, conn, GFP_KERNEL);
@@ -128,7 +104,7 @@ static int smbd_adopt(struct smbd_conn *conn, struct smbd_file *file,
 	}
 	smbd_file_get(file);
 	spin_lock_irqsave(&conn->lock, flags);
-	if (conn->state >= SMBD_CONN_DISCONNECTING) {
+	if (!smbd_conn_enter_locked(conn, SMBD_CONN_OWNED)) {
 		spin_unlock_irqrestore(&conn->lock, flags);
 		xa_erase(&file->conns, conn->id);
 		smbd_conn_put(conn);
@@ -136,12 +112,10 @@ static int smbd_adopt(struct smbd_conn *conn, struct smbd_file *file,
 		smbd_kevent_free(kev);
 		return -ENOTCONN;
 	}
-	conn->owner = file;
-	conn->state = SMBD_CONN_OWNED;
+	conn->route.owner = file;
 	conn->keepalive = SMBD_KEEPALIVE_NONE;
-	smbd_conn_leave_setup_locked(conn);
-	kev->data = conn->setup_bytes;
-	conn->setup_bytes = NULL;
+	kev->data = conn->route.setup_bytes;
+	conn->route.setup_bytes = NULL;
 	/*
 	 * Under the lock that made it OWNED: the NEW_CHANNEL goes before any
 	 * PDU (the held ones follow from smb2_work, and the receive path
@@ -150,12 +124,12 @@ static int smbd_adopt(struct smbd_conn *conn, struct smbd_file *file,
 	 * NEW_CHANNEL is exempt from the queue bound.
 	 */
 	WARN_ON_ONCE(smbd_event_push(file, kev));
-	queue_work(smbd_wq, &conn->smb2_work);
+	queue_work(smbd_wq, &conn->route.smb2_work);
 	smbd_conn_set_deadline_locked(conn,
 				      conn->params->keepalive_interval_ms);
 	spin_unlock_irqrestore(&conn->lock, flags);
 
-	list_del_init(&conn->offer_node);
+	list_del_init(&conn->route.offer_node);
 	return 0;
 }
 
@@ -186,24 +160,23 @@ int smbd_route_offer(struct smbd_conn *conn)
 				GFP_KERNEL);
 	if (!kev)
 		goto out;
-	get_random_bytes(conn->token, sizeof(conn->token));
-	memcpy(kev->ev.u.new_connection.token, conn->token,
-	       sizeof(conn->token));
-	memcpy(kev->ev.u.new_connection.client_guid, conn->client_guid,
-	       sizeof(conn->client_guid));
+	get_random_bytes(conn->route.token, sizeof(conn->route.token));
+	memcpy(kev->ev.u.new_connection.token, conn->route.token,
+	       sizeof(conn->route.token));
+	memcpy(kev->ev.u.new_connection.client_guid, conn->route.client_guid,
+	       sizeof(conn->route.client_guid));
 	kev->ev.u.new_connection.local = conn->local;
 	kev->ev.u.new_connection.remote = conn->remote;
 
 	spin_lock_irqsave(&conn->lock, flags);
-	if (conn->state >= SMBD_CONN_DISCONNECTING) {
+	if (!smbd_conn_enter_locked(conn, SMBD_CONN_OFFERED)) {
 		spin_unlock_irqrestore(&conn->lock, flags);
 		smbd_kevent_free(kev);
 		ret = -ENOTCONN;
 		goto out;
 	}
-	conn->state = SMBD_CONN_OFFERED;
 	spin_unlock_irqrestore(&conn->lock, flags);
-	list_add_tail(&conn->offer_node, &smbd_offers);
+	list_add_tail(&conn->route.offer_node, &smbd_offers);
 	smbd_conn_arm_timer(conn, conn->params->accept_timeout_ms);
 	if (smbd_event_push(smbd_listener, kev)) {
 		smbd_kevent_free(kev);
@@ -219,29 +192,24 @@ out:
 void smbd_route_forget(struct smbd_conn *conn)
 {
 	mutex_lock(&smbd_lock);
-	list_del_init(&conn->offer_node);
+	list_del_init(&conn->route.offer_node);
 	mutex_unlock(&smbd_lock);
 }
 
-/* Returns whether @file was the master. */
-bool smbd_route_file_closed(struct smbd_file *file)
+/* @file closes: it gives up the listener role and its sessions. */
+void smbd_route_file_closed(struct smbd_file *file)
 {
 	struct smbd_session_entry *s;
 	struct hlist_node *tmp;
 	struct smbd_conn *conn, *next;
-	bool was_master = smbd_master == file;
 	int bkt;
 
 	lockdep_assert_held(&smbd_lock);
-	if (was_master) {
-		smbd_master = NULL;
-		smbd_params_put(smbd_current_params);
-		smbd_current_params = NULL;
-	}
 	if (smbd_listener == file) {
 		smbd_listener = NULL;
-		list_for_each_entry_safe(conn, next, &smbd_offers, offer_node) {
-			list_del_init(&conn->offer_node);
+		list_for_each_entry_safe(conn, next, &smbd_offers,
+					 route.offer_node) {
+			list_del_init(&conn->route.offer_node);
 			smbd_conn_fail(conn, SMBD_REASON_NO_LISTENER);
 		}
 	}
@@ -251,74 +219,6 @@ bool smbd_route_file_closed(struct smbd_file *file)
 		hash_del(&s->node);
 		kfree(s);
 	}
-	return was_master;
-}
-
-static DEFINE_MUTEX(smbd_set_params_lock);
-
-/*
- * The first SET_PARAMS of a master brings the listeners up; a port another
- * listener holds gives the role up again, and the caller learns the port.
- * The listeners are changed without smbd_lock: a connect request in
- * progress, which their destruction waits for, may be waiting for it.
- */
-static int smbd_set_params_locked(struct smbd_file *file,
-				  struct smbd_set_params *sp)
-{
-	struct smbd_params *p;
-	bool first = false;
-	u16 busy_port = 0;
-	int ret = 0;
-
-	lockdep_assert_held(&smbd_set_params_lock);
-	p = smbd_params_from_user(sp);
-	if (IS_ERR(p))
-		return PTR_ERR(p);
-
-	mutex_lock(&smbd_lock);
-	if (smbd_master && smbd_master != file) {
-		ret = -EBUSY;
-	} else {
-		/* connections keep the parameters they started with */
-		swap(smbd_current_params, p);
-		first = !smbd_master;
-		smbd_master = file;
-	}
-	mutex_unlock(&smbd_lock);
-	smbd_params_put(p);
-	if (!first)
-		return ret;
-
-	ret = smbd_listeners_update(&busy_port);
-	if (!ret)
-		return 0;
-	mutex_lock(&smbd_lock);
-	if (smbd_master == file) {
-		smbd_master = NULL;
-		smbd_params_put(smbd_current_params);
-		smbd_current_params = NULL;
-	}
-	mutex_unlock(&smbd_lock);
-	smbd_listeners_update(NULL);
-	sp->out_busy_port = busy_port;
-	return ret;
-}
-
-int smbd_ioctl_set_params(struct file *filp, void *cmd)
-{
-	struct smbd_file *file = filp->private_data;
-	struct smbd_set_params *sp = cmd;
-	int ret;
-
-	if (!capable(CAP_NET_ADMIN))
-		return -EPERM;
-	if (sp->out_busy_port || sp->__reserved2)
-		return -EINVAL;
-	/* one at a time: a call must not report a role another one undoes */
-	mutex_lock(&smbd_set_params_lock);
-	ret = smbd_set_params_locked(file, sp);
-	mutex_unlock(&smbd_set_params_lock);
-	return ret;
 }
 
 int smbd_ioctl_listen(struct file *filp, void *cmd)
@@ -355,8 +255,8 @@ int smbd_ioctl_accept(struct file *filp, void *cmd)
 		ret = -EPERM;
 		goto out;
 	}
-	list_for_each_entry(conn, &smbd_offers, offer_node) {
-		if (!crypto_memneq(conn->token, a->token, sizeof(a->token))) {
+	list_for_each_entry(conn, &smbd_offers, route.offer_node) {
+		if (!crypto_memneq(conn->route.token, a->token, sizeof(a->token))) {
 			found = conn;
 			break;
 		}

@@ -43,7 +43,7 @@ struct smbd_rw_ctx {
 };
 
 struct smbd_rw_req {
-	struct list_head node;		/* conn->rw_pending or rw_posted */
+	struct list_head node;		/* conn->rw.pending or rw_posted */
 	struct ib_cqe cqe;		/* the last, signaled work request */
 	struct ib_cqe err_cqe;		/* the others: only errors complete */
 	bool failed;			/* one of those failed */
@@ -57,6 +57,11 @@ struct smbd_rw_req {
 	u32 nr_ctx;
 	struct smbd_rw_ctx ctx[];
 };
+
+static const char *smbd_rw_dir_name(const struct smbd_rw_req *req)
+{
+	return req->dir == DMA_TO_DEVICE ? "write" : "read";
+}
 
 /* Check the slices against the pool: inside a buffer, none overlapping. */
 static int smbd_slice_cmp(const void *a, const void *b)
@@ -184,12 +189,12 @@ static u32 smbd_rw_layout(struct smbd_file *file,
  */
 static u32 smbd_rw_cost(const struct smbd_conn *conn, bool write, u32 nents)
 {
-	u32 mr = conn->rw_mr_pages ? DIV_ROUND_UP(nents, conn->rw_mr_pages) : 0;
+	u32 mr = conn->rw.mr_pages ? DIV_ROUND_UP(nents, conn->rw.mr_pages) : 0;
 
 	if (!write && conn->iwarp)
 		return mr;
-	return max(mr, DIV_ROUND_UP(nents, write ? conn->rw_write_sge :
-						   conn->rw_read_sge));
+	return max(mr, DIV_ROUND_UP(nents, write ? conn->rw.write_sge :
+						   conn->rw.read_sge));
 }
 
 static void smbd_rw_req_free(struct smbd_rw_req *req)
@@ -240,7 +245,7 @@ static int smbd_rw_build(struct smbd_file *file, struct smbd_conn *conn,
 		req->cost += smbd_rw_cost(conn, req->dir == DMA_TO_DEVICE,
 					  req->ctx[i].nents);
 	}
-	if (req->cost > conn->rw_ops_max) {
+	if (req->cost > conn->rw.ops_max) {
 		smbd_rw_req_free(req);
 		return -EMSGSIZE;
 	}
@@ -302,7 +307,7 @@ static void smbd_rw_finish(struct smbd_rw_req *req, int status)
 	kev->ev.status = status;
 	kev->ev.u.rdma_done.bytes = bytes;
 	req->done_ev = NULL;
-	if (smbd_event_push(conn->owner, kev))
+	if (smbd_event_push(conn->route.owner, kev))
 		smbd_kevent_free(kev);
 	smbd_rw_req_free(req);
 }
@@ -318,10 +323,10 @@ static void smbd_rw_release(struct smbd_conn *conn, u32 cost, bool qp_ok)
 	unsigned long flags;
 
 	spin_lock_irqsave(&conn->lock, flags);
-	conn->rw_ops_free += cost;
-	if (qp_ok && !list_empty(&conn->rw_pending) &&
+	conn->rw.ops_free += cost;
+	if (qp_ok && !list_empty(&conn->rw.pending) &&
 	    smbd_conn_qp_usable_locked(conn))
-		queue_work(smbd_wq, &conn->rw_work);
+		queue_work(smbd_wq, &conn->rw.work);
 	spin_unlock_irqrestore(&conn->lock, flags);
 }
 
@@ -347,9 +352,8 @@ static void smbd_rw_start(struct smbd_rw_req *req)
 		c->ready = true;
 	}
 	if (ret < 0) {
-		pr_warn_ratelimited("connection %u: RDMA %s setup: %pe\n",
-				    conn->id, req->dir == DMA_TO_DEVICE ?
-				    "write" : "read", ERR_PTR(ret));
+		smbd_conn_warn(conn, "RDMA %s setup: %pe\n",
+			       smbd_rw_dir_name(req), ERR_PTR(ret));
 		goto end;
 	}
 	/*
@@ -370,7 +374,7 @@ static void smbd_rw_start(struct smbd_rw_req *req)
 		ret = -ENOTCONN;
 		goto end;
 	}
-	list_add_tail(&req->node, &conn->rw_posted);
+	list_add_tail(&req->node, &conn->rw.posted);
 	ret = ib_post_send(id->qp, first, &bad);
 	/* nothing posted: nothing completes; else teardown ends it */
 	if (ret && bad == first)
@@ -378,8 +382,7 @@ static void smbd_rw_start(struct smbd_rw_req *req)
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (!ret)
 		return;
-	pr_warn_ratelimited("connection %u: posting RDMA: %pe\n", conn->id,
-			    ERR_PTR(ret));
+	smbd_conn_warn(conn, "posting RDMA: %pe\n", ERR_PTR(ret));
 	smbd_conn_qp_failed(conn, "posting RDMA failed");
 	if (bad != first) {
 		/* partly posted: teardown ends it once the QP is drained */
@@ -401,10 +404,8 @@ static void smbd_rw_error(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (wc->status == IB_WC_SUCCESS || wc->status == IB_WC_WR_FLUSH_ERR)
 		return;
-	pr_info_ratelimited("connection %u: RDMA %s failed: %s\n",
-			    req->conn->id,
-			    req->dir == DMA_TO_DEVICE ? "write" : "read",
-			    ib_wc_status_msg(wc->status));
+	smbd_conn_info(req->conn, "RDMA %s failed: %s\n",
+		       smbd_rw_dir_name(req), ib_wc_status_msg(wc->status));
 	req->failed = true;
 	smbd_conn_qp_failed(req->conn, "an RDMA read or write failed");
 }
@@ -418,10 +419,9 @@ static void smbd_rw_done(struct ib_cq *cq, struct ib_wc *wc)
 	int status = 0;
 
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
-		pr_info_ratelimited("connection %u: RDMA %s failed: %s\n",
-				    conn->id,
-				    req->dir == DMA_TO_DEVICE ? "write" : "read",
-				    ib_wc_status_msg(wc->status));
+		smbd_conn_info(conn, "RDMA %s failed: %s\n",
+			       smbd_rw_dir_name(req),
+			       ib_wc_status_msg(wc->status));
 		req->failed = true;
 	}
 	if (req->failed)
@@ -438,7 +438,7 @@ static void smbd_rw_done(struct ib_cq *cq, struct ib_wc *wc)
 	smbd_rw_destroy_ctxs(req);
 	smbd_rw_release(conn, req->cost, wc->status == IB_WC_SUCCESS);
 	/* a lingering teardown waits for the posted operations */
-	wake_up_all(&conn->send_wait);
+	wake_up_all(&conn->tx.wait);
 	smbd_rw_finish(req, status);
 }
 
@@ -447,14 +447,15 @@ static struct smbd_rw_req *smbd_rw_next_locked(struct smbd_conn *conn)
 {
 	struct smbd_rw_req *req;
 
+	lockdep_assert_held(&conn->lock);
 	if (!smbd_conn_qp_usable_locked(conn))
 		return NULL;
-	req = list_first_entry_or_null(&conn->rw_pending, struct smbd_rw_req,
+	req = list_first_entry_or_null(&conn->rw.pending, struct smbd_rw_req,
 				       node);
-	if (!req || req->cost > conn->rw_ops_free)
+	if (!req || req->cost > conn->rw.ops_free)
 		return NULL;
 	list_del(&req->node);
-	conn->rw_ops_free -= req->cost;
+	conn->rw.ops_free -= req->cost;
 	return req;
 }
 
@@ -470,27 +471,27 @@ static void smbd_rw_pump(struct smbd_conn *conn)
 	unsigned long flags;
 
 	spin_lock_irqsave(&conn->lock, flags);
-	if (conn->rw_posting) {
+	if (conn->rw.posting) {
 		spin_unlock_irqrestore(&conn->lock, flags);
 		return;
 	}
-	conn->rw_posting = true;
+	conn->rw.posting = true;
 	while ((req = smbd_rw_next_locked(conn))) {
 		spin_unlock_irqrestore(&conn->lock, flags);
 		smbd_rw_start(req);
 		spin_lock_irqsave(&conn->lock, flags);
 	}
-	conn->rw_posting = false;
+	conn->rw.posting = false;
 	spin_unlock_irqrestore(&conn->lock, flags);
 }
 
 void smbd_rw_work(struct work_struct *work)
 {
-	struct smbd_conn *conn = container_of(work, struct smbd_conn, rw_work);
+	struct smbd_conn *conn = container_of(work, struct smbd_conn, rw.work);
 
-	down_read(&conn->rw_sem);
+	down_read(&conn->rw.sem);
 	smbd_rw_pump(conn);
-	up_read(&conn->rw_sem);
+	up_read(&conn->rw.sem);
 }
 
 /* Queue @req behind the waiting ones and start what can go. */
@@ -499,9 +500,9 @@ static int smbd_rw_submit(struct smbd_conn *conn, struct smbd_rw_req *req)
 	unsigned long flags;
 	int ret = 0;
 
-	down_read(&conn->rw_sem);
+	down_read(&conn->rw.sem);
 	spin_lock_irqsave(&conn->lock, flags);
-	if (conn->state != SMBD_CONN_OWNED || conn->closing) {
+	if (conn->state != SMBD_CONN_OWNED) {
 		ret = -ENOTCONN;
 	} else {
 		req->cqe.done = smbd_rw_done;
@@ -509,12 +510,12 @@ static int smbd_rw_submit(struct smbd_conn *conn, struct smbd_rw_req *req)
 		req->start = ktime_get();
 		conn->stats.rdma_inflight++;
 		smbd_count(SMBD_CNT_RDMA_INFLIGHT, 1);
-		list_add_tail(&req->node, &conn->rw_pending);
+		list_add_tail(&req->node, &conn->rw.pending);
 	}
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (!ret)
 		smbd_rw_pump(conn);
-	up_read(&conn->rw_sem);
+	up_read(&conn->rw.sem);
 	return ret;
 }
 
@@ -529,13 +530,13 @@ void smbd_rw_shutdown(struct smbd_conn *conn)
 	unsigned long flags;
 	LIST_HEAD(ended);
 
-	cancel_work_sync(&conn->rw_work);
-	down_write(&conn->rw_sem);
-	up_write(&conn->rw_sem);
+	cancel_work_sync(&conn->rw.work);
+	down_write(&conn->rw.sem);
+	up_write(&conn->rw.sem);
 
 	spin_lock_irqsave(&conn->lock, flags);
-	list_splice_init(&conn->rw_posted, &ended);
-	list_splice_tail_init(&conn->rw_pending, &ended);
+	list_splice_init(&conn->rw.posted, &ended);
+	list_splice_tail_init(&conn->rw.pending, &ended);
 	spin_unlock_irqrestore(&conn->lock, flags);
 	list_for_each_entry_safe(req, tmp, &ended, node) {
 		list_del(&req->node);
@@ -574,12 +575,12 @@ void smbd_rw_size(struct smbd_conn *conn)
 	u32 *rw_size = &conn->lp.max_read_write_size;
 	u32 n;
 
-	conn->rw_write_sge = clamp_t(u32, attrs->max_send_sge, 1, 32);
-	conn->rw_read_sge = clamp_t(u32, attrs->max_sge_rd, 1,
-				    conn->rw_write_sge);
+	conn->rw.write_sge = clamp_t(u32, attrs->max_send_sge, 1, 32);
+	conn->rw.read_sge = clamp_t(u32, attrs->max_sge_rd, 1,
+				    conn->rw.write_sge);
 	/* iWARP registers every RDMA READ's sink */
 	if (conn->iwarp || attrs->max_sgl_rd)
-		conn->rw_mr_pages = min_t(u32,
+		conn->rw.mr_pages = min_t(u32,
 					  attrs->max_fast_reg_page_list_len,
 					  256);
 
@@ -589,15 +590,15 @@ void smbd_rw_size(struct smbd_conn *conn)
 	n = min_t(u32, n, attrs->max_cqe / 4 / per_op);
 	while (*rw_size > PAGE_SIZE && smbd_rw_largest_cost(conn, *rw_size) > n)
 		*rw_size /= 2;
-	conn->rw_ops_max = n;
-	conn->rw_ops_free = n;
+	conn->rw.ops_max = n;
+	conn->rw.ops_free = n;
 }
 
 /* Budget and scatter/gather limits of a new QP (conn.c). */
 void smbd_rw_init_qp_attr(struct smbd_conn *conn, struct ib_qp_init_attr *attr)
 {
-	attr->cap.max_send_sge = conn->rw_write_sge;
-	attr->cap.max_rdma_ctxs = conn->rw_ops_max;
+	attr->cap.max_send_sge = conn->rw.write_sge;
+	attr->cap.max_rdma_ctxs = conn->rw.ops_max;
 }
 
 static int smbd_rw_op_validate(const struct smbd_rw_op *op)

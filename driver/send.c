@@ -43,6 +43,7 @@ static int smbd_post_send_locked(struct smbd_conn *conn,
 	struct ib_sge sge;
 	int ret;
 
+	lockdep_assert_held(&conn->lock);
 	sge.addr = io->dma;
 	sge.length = len;
 	sge.lkey = conn->pd->local_dma_lkey;
@@ -60,10 +61,10 @@ static int smbd_post_send_locked(struct smbd_conn *conn,
 				      DMA_TO_DEVICE);
 	ret = ib_post_send(conn->cm_id->qp, &wr, NULL);
 	if (ret) {
-		list_add(&io->node, &conn->send_free);
+		list_add(&io->node, &conn->tx.free);
 		return ret;
 	}
-	conn->sends_posted++;
+	conn->tx.posted++;
 	return 0;
 }
 
@@ -72,7 +73,8 @@ int smbd_send_raw_locked(struct smbd_conn *conn, const void *buf, size_t len)
 {
 	struct smbd_send_io *io;
 
-	io = list_first_entry_or_null(&conn->send_free, struct smbd_send_io,
+	lockdep_assert_held(&conn->lock);
+	io = list_first_entry_or_null(&conn->tx.free, struct smbd_send_io,
 				      node);
 	if (!io || len > conn->lp.max_send_size)
 		return -ENOBUFS;
@@ -90,11 +92,12 @@ int smbd_send_raw_locked(struct smbd_conn *conn, const void *buf, size_t len)
  */
 void smbd_send_kick_locked(struct smbd_conn *conn)
 {
+	lockdep_assert_held(&conn->lock);
 	if (!smbd_conn_qp_usable_locked(conn))
 		return;
-	if (conn->immediate || !list_empty(&conn->send_queue) ||
+	if (conn->tx.message_due || !list_empty(&conn->tx.queue) ||
 	    smbd_credits_grant_due(&conn->credits))
-		queue_work(smbd_wq, &conn->send_work);
+		queue_work(smbd_wq, &conn->tx.work);
 }
 
 void smbd_send_kick(struct smbd_conn *conn)
@@ -116,12 +119,30 @@ static int smbd_send_enqueue(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
 				conn->cp.max_fragmented_send_size, &pdu->plan))
 		return -EMSGSIZE;
 	spin_lock_irqsave(&conn->lock, flags);
-	if (conn->state == SMBD_CONN_DISCONNECTING || conn->closing)
+	if (conn->state == SMBD_CONN_DISCONNECTING ||
+	    conn->state == SMBD_CONN_CLOSING)
 		ret = -ENOTCONN;
 	else
-		list_add_tail(&pdu->node, &conn->send_queue);
+		list_add_tail(&pdu->node, &conn->tx.queue);
 	spin_unlock_irqrestore(&conn->lock, flags);
 	return ret;
+}
+
+/*
+ * Make the last queued PDU the connection's last: once it is sent, the
+ * connection ends with @reason. False when nothing is queued.
+ */
+bool smbd_send_last_locked(struct smbd_conn *conn, u32 reason)
+{
+	struct smbd_pdu_out *last;
+
+	lockdep_assert_held(&conn->lock);
+	if (list_empty(&conn->tx.queue))
+		return false;
+	last = list_last_entry(&conn->tx.queue, struct smbd_pdu_out, node);
+	last->final_reason = reason;
+	queue_work(smbd_wq, &conn->tx.work);
+	return true;
 }
 
 int smbd_send_queue_pdu(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
@@ -142,9 +163,10 @@ enum smbd_send_step {
 
 static void smbd_send_stall_locked(struct smbd_conn *conn)
 {
-	if (conn->stall_since)
+	lockdep_assert_held(&conn->lock);
+	if (conn->tx.stall_since)
 		return;
-	conn->stall_since = jiffies ?: 1;
+	conn->tx.stall_since = jiffies ?: 1;
 	conn->stats.credit_stalls++;
 	smbd_count(SMBD_CNT_CREDIT_STALLS, 1);
 	smbd_conn_rearm_locked(conn);
@@ -163,15 +185,16 @@ static enum smbd_send_step smbd_send_one_locked(struct smbd_conn *conn,
 	size_t len;
 	u16 grant;
 
-	if (conn->state == SMBD_CONN_NEGOTIATE ||
+	lockdep_assert_held(&conn->lock);
+	if (smbd_conn_state_in(conn->state, SMBD_CONN_BEFORE_NEGOTIATE) ||
 	    !smbd_conn_qp_usable_locked(conn))
 		return SMBD_STEP_IDLE;
-	pdu = list_first_entry_or_null(&conn->send_queue, struct smbd_pdu_out,
+	pdu = list_first_entry_or_null(&conn->tx.queue, struct smbd_pdu_out,
 				       node);
-	if (!pdu && !conn->immediate &&
+	if (!pdu && !conn->tx.message_due &&
 	    !smbd_credits_grant_due(&conn->credits))
 		return SMBD_STEP_IDLE;
-	if (list_empty(&conn->send_free))
+	if (list_empty(&conn->tx.free))
 		return SMBD_STEP_IDLE;	/* a send completion kicks again */
 
 	if (conn->keepalive == SMBD_KEEPALIVE_PENDING &&
@@ -199,13 +222,13 @@ static enum smbd_send_step smbd_send_one_locked(struct smbd_conn *conn,
 			verdict = smbd_credits_send(&conn->credits, &grant);
 	}
 	if (verdict != SMBD_SEND_OK) {
-		if (pdu || conn->immediate)
+		if (pdu || conn->tx.message_due)
 			smbd_send_stall_locked(conn);
 		return SMBD_STEP_IDLE;
 	}
-	conn->stall_since = 0;
+	conn->tx.stall_since = 0;
 
-	io = list_first_entry(&conn->send_free, struct smbd_send_io, node);
+	io = list_first_entry(&conn->tx.free, struct smbd_send_io, node);
 	list_del(&io->node);
 	io->pdu = NULL;
 	io->keepalive = conn->keepalive == SMBD_KEEPALIVE_PENDING;
@@ -217,7 +240,7 @@ static enum smbd_send_step smbd_send_one_locked(struct smbd_conn *conn,
 		conn->stats.keepalives_sent++;
 		smbd_count(SMBD_CNT_KEEPALIVES_SENT, 1);
 	}
-	conn->immediate = false;
+	conn->tx.message_due = false;
 
 	if (pdu) {
 		smbd_frag_get(&pdu->plan, pdu->next_frag, &frag);
@@ -238,7 +261,7 @@ static enum smbd_send_step smbd_send_one_locked(struct smbd_conn *conn,
 	if (smbd_post_send_locked(conn, io, len, invalidate,
 				  pdu ? pdu->invalidate_token : 0)) {
 		if (io->pdu)
-			list_add(&pdu->node, &conn->send_queue);
+			list_add(&pdu->node, &conn->tx.queue);
 		io->pdu = NULL;
 		return SMBD_STEP_ERROR;
 	}
@@ -265,7 +288,7 @@ static void smbd_send_pump(struct smbd_conn *conn)
 		spin_lock_irqsave(&conn->lock, flags);
 		step = smbd_send_one_locked(conn, &final_reason);
 		if (step == SMBD_STEP_FINAL)
-			conn->linger = true;
+			conn->let_sends_finish = true;
 		spin_unlock_irqrestore(&conn->lock, flags);
 	} while (step == SMBD_STEP_SENT);
 
@@ -277,7 +300,7 @@ static void smbd_send_pump(struct smbd_conn *conn)
 
 void smbd_send_work(struct work_struct *work)
 {
-	smbd_send_pump(container_of(work, struct smbd_conn, send_work));
+	smbd_send_pump(container_of(work, struct smbd_conn, tx.work));
 }
 
 static void smbd_send_notify(struct smbd_conn *conn, struct smbd_pdu_out *pdu,
@@ -285,14 +308,14 @@ static void smbd_send_notify(struct smbd_conn *conn, struct smbd_pdu_out *pdu,
 {
 	struct smbd_kevent *kev;
 
-	if (!(pdu->flags & SMBD_SEND_NOTIFY) || !conn->owner)
+	if (!(pdu->flags & SMBD_SEND_NOTIFY) || !conn->route.owner)
 		return;
 	kev = smbd_kevent_alloc(SMBD_EVENT_SEND_DONE, conn->id, GFP_KERNEL);
 	if (!kev)
 		return;
 	kev->ev.user_data = pdu->user_data;
 	kev->ev.status = status;
-	if (smbd_event_push(conn->owner, kev))
+	if (smbd_event_push(conn->route.owner, kev))
 		smbd_kevent_free(kev);
 }
 
@@ -308,8 +331,8 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock_irqsave(&conn->lock, flags);
 	pdu = io->pdu;
 	io->pdu = NULL;
-	list_add(&io->node, &conn->send_free);
-	idle = --conn->sends_posted == 0;
+	list_add(&io->node, &conn->tx.free);
+	idle = --conn->tx.posted == 0;
 	if (pdu && wc->status == IB_WC_SUCCESS) {
 		conn->stats.pdus_sent++;
 		conn->stats.bytes_sent += pdu->len;
@@ -329,8 +352,8 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock_irqrestore(&conn->lock, flags);
 
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
-		pr_info_ratelimited("connection %u: send failed: %s\n",
-				    conn->id, ib_wc_status_msg(wc->status));
+		smbd_conn_info(conn, "send failed: %s\n",
+			       ib_wc_status_msg(wc->status));
 		smbd_conn_qp_failed(conn, "a send failed");
 	}
 	if (pdu) {
@@ -343,7 +366,7 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		smbd_pdu_out_free(pdu);
 	}
 	if (idle)
-		wake_up(&conn->send_wait);
+		wake_up(&conn->tx.wait);
 }
 
 /* Teardown, after the drain: what never went out is reported and freed. */
@@ -354,7 +377,7 @@ void smbd_send_flush(struct smbd_conn *conn)
 	LIST_HEAD(list);
 
 	spin_lock_irqsave(&conn->lock, flags);
-	list_splice_init(&conn->send_queue, &list);
+	list_splice_init(&conn->tx.queue, &list);
 	spin_unlock_irqrestore(&conn->lock, flags);
 	list_for_each_entry_safe(pdu, tmp, &list, node) {
 		smbd_send_notify(conn, pdu, -ENOTCONN);
@@ -483,53 +506,5 @@ int smbd_ioctl_send_pdu(struct file *filp, void *cmd)
 		}
 	}
 	sp->out_done = sp->count;
-	return 0;
-}
-
-/*
- * Like closing a TCP socket: what was queued goes out first, then the
- * connection ends with SMBD_REASON_LOCAL.
- */
-static void smbd_send_close(struct smbd_conn *conn)
-{
-	struct smbd_pdu_out *last = NULL;
-	unsigned long flags;
-	bool now = true;
-
-	spin_lock_irqsave(&conn->lock, flags);
-	if (conn->closing) {
-		/* the first DISCONNECT's close is under way */
-		spin_unlock_irqrestore(&conn->lock, flags);
-		return;
-	}
-	conn->closing = true;
-	/* posted messages complete before the QP goes to error */
-	conn->linger = true;
-	if (!list_empty(&conn->send_queue))
-		last = list_last_entry(&conn->send_queue, struct smbd_pdu_out,
-				       node);
-	if (last && conn->state != SMBD_CONN_DISCONNECTING) {
-		last->final_reason = SMBD_REASON_LOCAL;
-		queue_work(smbd_wq, &conn->send_work);
-		now = false;
-	}
-	spin_unlock_irqrestore(&conn->lock, flags);
-	if (now)
-		smbd_conn_fail(conn, SMBD_REASON_LOCAL);
-}
-
-int smbd_ioctl_disconnect(struct file *filp, void *cmd)
-{
-	struct smbd_file *file = filp->private_data;
-	struct smbd_disconnect *d = cmd;
-	struct smbd_conn *conn;
-
-	if (d->flags)
-		return -EINVAL;
-	conn = smbd_file_conn(file, d->conn_id);
-	if (!conn)
-		return -ENOENT;
-	smbd_send_close(conn);
-	smbd_conn_put(conn);
 	return 0;
 }

@@ -3,8 +3,8 @@
  * The SMB2 the driver speaks itself, between the MS-SMBD negotiate and the
  * hand-over to smbd: it answers the SMB2 NEGOTIATE from the master's
  * policy (the response smbd would send) and routes the first SESSION_SETUP.
- * Afterwards this work item only delivers the PDUs that arrived before the
- * connection had an owner, in order, then lets the receive path deliver.
+ * Afterwards this work item only has the receive path hand the PDUs that
+ * arrived before the connection had an owner over to it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -47,7 +47,7 @@ static void smbd_smb2_refuse(struct smbd_conn *conn, const u8 *buf,
 
 	/* nothing after this request is looked at */
 	spin_lock_irqsave(&conn->lock, flags);
-	conn->refused = true;
+	smbd_conn_enter_locked(conn, SMBD_CONN_REFUSED);
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (smb2_hdr_parse(buf, len, &hdr) == SMBD_E_OK &&
 	    smb2_error_resp_build(&hdr, status, out, sizeof(out),
@@ -72,8 +72,8 @@ static void smbd_smb2_negotiate(struct smbd_conn *conn, const u8 *buf,
 
 	err = smb2_negotiate_req_parse(buf, len, &req);
 	if (err) {
-		pr_info_ratelimited("connection %u: SMB2 NEGOTIATE: %s\n",
-				    conn->id, smbd_proto_error_text(err));
+		smbd_conn_info(conn, "SMB2 NEGOTIATE: %s\n",
+			       smbd_proto_error_text(err));
 		smbd_smb2_refuse(conn, buf, len, NT_STATUS_INVALID_PARAMETER,
 				 SMBD_REASON_BAD_SMB2);
 		return;
@@ -86,14 +86,14 @@ static void smbd_smb2_negotiate(struct smbd_conn *conn, const u8 *buf,
 	}
 
 	resp = kvmalloc(SMBD_SMB2_RESP_MAX, GFP_KERNEL);
-	conn->neg_req = kvmalloc(len, GFP_KERNEL);
-	if (!resp || !conn->neg_req) {
+	conn->route.neg_req = kvmalloc(len, GFP_KERNEL);
+	if (!resp || !conn->route.neg_req) {
 		kvfree(resp);
 		smbd_conn_fail(conn, SMBD_REASON_NO_MEMORY);
 		return;
 	}
-	memcpy(conn->neg_req, buf, len);
-	conn->neg_req_len = len;
+	memcpy(conn->route.neg_req, buf, len);
+	conn->route.neg_req_len = len;
 	now = div_u64(ktime_get_real_ns(), 100) + SMBD_FILETIME_UNIX_EPOCH;
 	get_random_bytes(salt, sizeof(salt));
 	err = smb2_negotiate_resp_build(policy, &req, &neg, now, salt, resp,
@@ -103,17 +103,17 @@ static void smbd_smb2_negotiate(struct smbd_conn *conn, const u8 *buf,
 		smbd_conn_fail(conn, SMBD_REASON_NO_MEMORY);
 		return;
 	}
-	conn->neg_resp = resp;
-	conn->neg_resp_len = resp_len;
-	conn->dialect = neg.dialect;
-	memcpy(conn->client_guid, req.client_guid, sizeof(conn->client_guid));
+	conn->route.neg_resp = resp;
+	conn->route.neg_resp_len = resp_len;
+	conn->route.dialect = neg.dialect;
+	memcpy(conn->route.client_guid, req.client_guid,
+	       sizeof(conn->route.client_guid));
 
 	spin_lock_irqsave(&conn->lock, flags);
-	if (conn->state == SMBD_CONN_SMB2_NEGOTIATE)
-		conn->state = SMBD_CONN_SESSION_SETUP;
+	smbd_conn_enter_locked(conn, SMBD_CONN_SESSION_SETUP);
 	spin_unlock_irqrestore(&conn->lock, flags);
-	pr_debug("connection %u: SMB2 NEGOTIATE answered, dialect %#x\n",
-		 conn->id, conn->dialect);
+	smbd_conn_dbg(conn, "SMB2 NEGOTIATE answered, dialect %#x\n",
+		      conn->route.dialect);
 	if (smbd_smb2_send(conn, resp, resp_len, 0))
 		smbd_conn_fail(conn, SMBD_REASON_NO_MEMORY);
 }
@@ -122,20 +122,20 @@ static void smbd_smb2_negotiate(struct smbd_conn *conn, const u8 *buf,
 static int smbd_smb2_keep_setup(struct smbd_conn *conn, const u8 *buf,
 				u32 len)
 {
-	u32 total = conn->neg_req_len + conn->neg_resp_len + len;
-	u8 *all = kvmalloc(total, GFP_KERNEL);
+	u32 req_len = conn->route.neg_req_len, resp_len = conn->route.neg_resp_len;
+	u8 *all = kvmalloc(req_len + resp_len + len, GFP_KERNEL);
 
 	if (!all)
 		return -ENOMEM;
-	memcpy(all, conn->neg_req, conn->neg_req_len);
-	memcpy(all + conn->neg_req_len, conn->neg_resp, conn->neg_resp_len);
-	memcpy(all + conn->neg_req_len + conn->neg_resp_len, buf, len);
-	kvfree(conn->neg_req);
-	kvfree(conn->neg_resp);
-	conn->neg_req = NULL;
-	conn->neg_resp = NULL;
-	conn->setup_bytes = all;
-	conn->setup_len = len;
+	memcpy(all, conn->route.neg_req, req_len);
+	memcpy(all + req_len, conn->route.neg_resp, resp_len);
+	memcpy(all + req_len + resp_len, buf, len);
+	kvfree(conn->route.neg_req);
+	kvfree(conn->route.neg_resp);
+	conn->route.neg_req = NULL;
+	conn->route.neg_resp = NULL;
+	conn->route.setup_bytes = all;
+	conn->route.setup_len = len;
 	return 0;
 }
 
@@ -148,8 +148,8 @@ static void smbd_smb2_session_setup(struct smbd_conn *conn, const u8 *buf,
 
 	err = smb2_session_setup_parse(buf, len, &req);
 	if (err) {
-		pr_info_ratelimited("connection %u: SESSION_SETUP: %s\n",
-				    conn->id, smbd_proto_error_text(err));
+		smbd_conn_info(conn, "SESSION_SETUP: %s\n",
+			       smbd_proto_error_text(err));
 		smbd_smb2_refuse(conn, buf, len, NT_STATUS_INVALID_PARAMETER,
 				 SMBD_REASON_BAD_SMB2);
 		return;
@@ -159,10 +159,10 @@ static void smbd_smb2_session_setup(struct smbd_conn *conn, const u8 *buf,
 		return;
 	}
 
-	pr_debug("connection %u: SESSION_SETUP for session %#llx\n", conn->id,
-		 req.hdr.session_id);
+	smbd_conn_dbg(conn, "SESSION_SETUP for session %#llx\n",
+		      req.hdr.session_id);
 	if (req.flags & SMB2_SESSION_FLAG_BINDING) {
-		conn->session_id = req.hdr.session_id;
+		conn->route.session_id = req.hdr.session_id;
 		ret = smbd_route_binding(conn, req.hdr.session_id);
 		if (ret == -ENOENT) {
 			/* MS-SMB2 3.3.5.5.2: no such session to bind to */
@@ -182,70 +182,18 @@ static void smbd_smb2_session_setup(struct smbd_conn *conn, const u8 *buf,
 		smbd_conn_fail(conn, SMBD_REASON_NO_MEMORY);
 }
 
-/* Owned: hand over what was held; false once there is nothing left. */
-static bool smbd_smb2_deliver_one(struct smbd_conn *conn)
-{
-	struct smbd_kevent *kev;
-	unsigned long flags;
-	int ret;
-
-	spin_lock_irqsave(&conn->lock, flags);
-	kev = list_first_entry_or_null(&conn->held, struct smbd_kevent, node);
-	if (!kev || conn->state != SMBD_CONN_OWNED) {
-		/* from now on the receive path delivers directly */
-		if (conn->state == SMBD_CONN_OWNED)
-			conn->direct = true;
-		spin_unlock_irqrestore(&conn->lock, flags);
-		return false;
-	}
-	list_del(&kev->node);
-	conn->nr_held--;
-	conn->pdus_queued++;
-	spin_unlock_irqrestore(&conn->lock, flags);
-
-	kref_get(&conn->ref);
-	kev->pdu_conn = conn;
-	ret = smbd_event_push(conn->owner, kev);
-	if (ret) {
-		smbd_kevent_free(kev);
-		smbd_conn_fail(conn, smbd_event_lost_reason(ret));
-		return false;
-	}
-	return true;
-}
-
+/*
+ * The SMB2 NEGOTIATE and the first SESSION_SETUP, in order; once adopted,
+ * the PDUs held meanwhile go to the owner.
+ */
 void smbd_smb2_work(struct work_struct *work)
 {
 	struct smbd_conn *conn = container_of(work, struct smbd_conn,
-					      smb2_work);
+					      route.smb2_work);
 	enum smbd_conn_state state;
 	struct smbd_kevent *kev;
-	unsigned long flags;
 
-	for (;;) {
-		spin_lock_irqsave(&conn->lock, flags);
-		state = conn->state;
-		kev = NULL;
-		if (!conn->refused && (state == SMBD_CONN_SMB2_NEGOTIATE ||
-				       state == SMBD_CONN_SESSION_SETUP)) {
-			kev = list_first_entry_or_null(&conn->held,
-						       struct smbd_kevent,
-						       node);
-			if (kev) {
-				list_del(&kev->node);
-				conn->nr_held--;
-				conn->queued_bytes -= kev->ev.data_len;
-			}
-		}
-		spin_unlock_irqrestore(&conn->lock, flags);
-
-		if (state == SMBD_CONN_OWNED) {
-			while (smbd_smb2_deliver_one(conn))
-				;
-			break;
-		}
-		if (!kev)
-			break;
+	while ((kev = smbd_recv_take_held(conn, &state))) {
 		if (state == SMBD_CONN_SMB2_NEGOTIATE)
 			smbd_smb2_negotiate(conn, kev->data, kev->ev.data_len);
 		else
@@ -253,5 +201,7 @@ void smbd_smb2_work(struct work_struct *work)
 						kev->ev.data_len);
 		smbd_kevent_free(kev);
 	}
+	if (smbd_conn_state_in(state, SMBD_CONN_HAS_OWNER))
+		smbd_recv_hand_over(conn);
 	smbd_recv_refill(conn);
 }

@@ -3,6 +3,7 @@
 #ifndef SMBDIRECT_H
 #define SMBDIRECT_H
 
+#include <linux/bits.h>
 #include <linux/fs.h>
 #include <linux/kref.h>
 #include <linux/list.h>
@@ -102,14 +103,37 @@ struct smbd_file {
 	atomic_t rw_outstanding;
 };
 
+/*
+ * A connection's life, in order; conn.c's smbd_conn_enter_locked() says
+ * which state may follow which. Every state before OWNED is unauthenticated
+ * (counted in smbd_setup_conns, under the setup limits).
+ */
 enum smbd_conn_state {
+	SMBD_CONN_ACCEPTING,		/* accepted; the CM's ESTABLISHED is due */
 	SMBD_CONN_NEGOTIATE,		/* waiting for the MS-SMBD negotiate */
 	SMBD_CONN_SMB2_NEGOTIATE,	/* waiting for the SMB2 NEGOTIATE */
 	SMBD_CONN_SESSION_SETUP,	/* waiting for the first SESSION_SETUP */
+	SMBD_CONN_REFUSED,		/* an SMB2 error is the last answer */
 	SMBD_CONN_OFFERED,		/* NEW_CONNECTION waits for ACCEPT */
 	SMBD_CONN_OWNED,		/* PDUs go to the owning file */
-	SMBD_CONN_DISCONNECTING,	/* failed; teardown queued */
+	SMBD_CONN_CLOSING,		/* DISCONNECT: queued PDUs go, no more */
+	SMBD_CONN_DISCONNECTING,	/* failed or closed; teardown queued */
+	SMBD_CONN_NR_STATES
 };
+
+#define SMBD_CONN_BEFORE_NEGOTIATE \
+	(BIT(SMBD_CONN_ACCEPTING) | BIT(SMBD_CONN_NEGOTIATE))
+#define SMBD_CONN_UNOWNED \
+	(SMBD_CONN_BEFORE_NEGOTIATE | BIT(SMBD_CONN_SMB2_NEGOTIATE) | \
+	 BIT(SMBD_CONN_SESSION_SETUP) | BIT(SMBD_CONN_REFUSED) | \
+	 BIT(SMBD_CONN_OFFERED))
+#define SMBD_CONN_HAS_OWNER (BIT(SMBD_CONN_OWNED) | BIT(SMBD_CONN_CLOSING))
+
+/* Whether @state is one of @states (a mask of the above). */
+static inline bool smbd_conn_state_in(enum smbd_conn_state state, u32 states)
+{
+	return BIT(state) & states;
+}
 
 enum smbd_keepalive {
 	SMBD_KEEPALIVE_NONE,
@@ -118,12 +142,13 @@ enum smbd_keepalive {
 };
 
 struct smbd_conn;
+struct smbd_kevent;
 struct seq_file;
 
 struct smbd_recv_io {
 	struct ib_cqe cqe;
 	struct smbd_conn *conn;
-	struct list_head node;		/* conn->recv_free */
+	struct list_head node;		/* conn->rx.free */
 	u8 *buf;
 	u64 dma;
 	u32 len;			/* bytes received */
@@ -132,7 +157,7 @@ struct smbd_recv_io {
 struct smbd_send_io {
 	struct ib_cqe cqe;
 	struct smbd_conn *conn;
-	struct list_head node;		/* conn->send_free */
+	struct list_head node;		/* conn->tx.free */
 	struct smbd_pdu_out *pdu;	/* set on a PDU's last message */
 	bool keepalive;			/* requests a response */
 	u8 *buf;
@@ -165,47 +190,91 @@ struct smbd_conn {
 	struct smbd_sockaddr remote;
 	struct smbd_local_params lp;	/* params->local, credits within the device's */
 
-	spinlock_t lock;	/* everything below unless said otherwise */
-	enum smbd_conn_state state;
-	u32 reason;		/* first SMBD_REASON_* */
-	bool established;
-	bool linger;		/* let posted sends finish before disconnect */
-	struct smbd_recv_io *early_negotiate;	/* before ESTABLISHED */
+	/* conn.c: the life; the lock covers everything below unless said */
+	spinlock_t lock;
+	enum smbd_conn_state state;	/* changed by smbd_conn_enter_locked() */
+	u32 reason;			/* first SMBD_REASON_* */
+	bool let_sends_finish;		/* teardown waits for posted work first */
 	struct smbd_conn_params cp;
 	struct smbd_credits credits;
-	u32 sends_posted;
-	wait_queue_head_t send_wait;
-
-	/* receive side */
-	struct smbd_recv_io *recv_ios;
-	u32 nr_recv_ios;
-	struct list_head recv_free;
-	bool spare_posted;	/* one receive beyond the credits */
-	u32 pdus_queued;	/* PDU events not read by the owner */
-	u64 queued_bytes;	/* of those and the held ones */
-	bool in_setup;		/* counted in smbd_setup_conns */
-	struct list_head held;	/* PDU_RECEIVED smbd_kevents, no owner yet */
-	u32 nr_held;
-	bool direct;		/* owned and nothing held: deliver at once */
-	bool refused;		/* an SMB2 error is the last answer */
-	/* reassembly: only the receive completion touches these */
-	struct smbd_reassembly reasm;
-	u8 *rx_pdu;
-
-	/* send side */
-	struct smbd_send_io *send_ios;
-	u32 nr_send_ios;
-	struct list_head send_free;
-	struct list_head send_queue;	/* smbd_pdu_out */
-	bool immediate;		/* an empty message is due */
-	bool closing;		/* DISCONNECT: no more PDUs are taken */
 	enum smbd_keepalive keepalive;
-	unsigned long stall_since;	/* jiffies; 0: not waiting for credits */
+	unsigned long deadline;		/* negotiate/accept, or keepalive */
 	unsigned long qp_failed_since;	/* jiffies; 0: the QP works (iWARP) */
 	const char *qp_failure;		/* static text: what failed */
-	unsigned long deadline;		/* negotiate/accept, or keepalive */
+	struct work_struct disconnect_work;
+	struct delayed_work timer_work;
+	struct completion done;		/* teardown finished */
 
-	/* what this connection carried (conn->lock), for smbdctl */
+	/* recv.c: receives, reassembly and the PDUs not read yet */
+	struct {
+		struct smbd_recv_io *ios;
+		u32 nr_ios;
+		struct list_head free;
+		struct smbd_recv_io *early_negotiate;	/* before ESTABLISHED */
+		bool spare_posted;	/* one receive beyond the credits */
+		u32 pdus_queued;	/* PDU events not read by the owner */
+		u64 queued_bytes;	/* of those and the held ones */
+		struct list_head held;	/* PDU_RECEIVED smbd_kevents, no owner yet */
+		u32 nr_held;
+		bool to_owner;		/* owned, nothing held: PDUs go straight on */
+		/* only the receive completion touches these */
+		struct smbd_reassembly reasm;
+		u8 *pdu;
+	} rx;
+
+	/* send.c: messages and the PDUs queued to go */
+	struct {
+		struct smbd_send_io *ios;
+		u32 nr_ios;
+		struct list_head free;
+		struct list_head queue;		/* smbd_pdu_out */
+		u32 posted;
+		wait_queue_head_t wait;		/* nothing posted */
+		bool message_due;	/* a message goes even without a PDU */
+		unsigned long stall_since;	/* jiffies; 0: not waiting for credits */
+		struct work_struct work;
+	} tx;
+
+	/*
+	 * rw.c: RDMA READ/WRITE. Sized at creation, so that an ioctl can cost
+	 * an operation without touching the QP: the budget and what rdma_rw
+	 * makes of a scatterlist.
+	 */
+	struct {
+		struct rw_semaphore sem;	/* QP use outside the lock vs teardown */
+		u32 ops_max;			/* the QP's rdma_rw budget */
+		u32 write_sge;			/* SGEs of an RDMA WRITE */
+		u32 read_sge;			/* SGEs of an RDMA READ */
+		u32 mr_pages;			/* pages per registration; 0: none */
+		u32 ops_free;
+		struct list_head pending;	/* waiting for budget, in order */
+		bool posting;			/* someone posts from pending */
+		struct list_head posted;	/* posted, completion due */
+		struct work_struct work;
+	} rw;
+
+	/*
+	 * routing.c and smb2.c: the SMB2 the driver answered and who owns the
+	 * connection (under smbd_lock; owner is read under conn->lock)
+	 */
+	struct {
+		struct smbd_file *owner;
+		struct list_head offer_node;
+		u8 token[SMBD_TOKEN_SIZE];
+		u8 client_guid[SMBD_GUID_SIZE];
+		u16 dialect;
+		u64 session_id;
+		u8 *neg_req;
+		u8 *neg_resp;
+		u8 *setup_bytes;	/* NEGOTIATE req, resp, SESSION_SETUP */
+		u32 neg_req_len;
+		u32 neg_resp_len;
+		u32 setup_len;
+		struct smbd_kevent *disconnected_ev;	/* for the owner, from adoption */
+		struct work_struct smb2_work;
+	} route;
+
+	/* what this connection carried, for smbdctl */
 	struct {
 		u64 pdus_received;
 		u64 bytes_received;
@@ -221,44 +290,15 @@ struct smbd_conn {
 		u32 rdma_inflight;	/* submitted, RDMA_DONE not yet queued */
 		u64 rdma_lat[SMBD_LAT_BUCKETS];
 	} stats;
-
-	/*
-	 * RDMA READ/WRITE (rw.c). Fixed at creation, so that an ioctl can
-	 * cost an operation without touching the QP: the budget and what
-	 * rdma_rw makes of a scatterlist.
-	 */
-	struct rw_semaphore rw_sem;	/* QP use outside the lock vs teardown */
-	u32 rw_ops_max;			/* the QP's rdma_rw budget */
-	u32 rw_write_sge;		/* SGEs of an RDMA WRITE */
-	u32 rw_read_sge;		/* SGEs of an RDMA READ */
-	u32 rw_mr_pages;		/* pages per registration; 0: none */
-	u32 rw_ops_free;
-	struct list_head rw_pending;	/* waiting for budget, in order */
-	bool rw_posting;		/* someone posts from rw_pending */
-	struct list_head rw_posted;	/* posted, completion due */
-	struct work_struct rw_work;
-
-	/* routing (under smbd_lock except owner, read under lock) */
-	struct smbd_file *owner;
-	struct list_head offer_node;
-	u8 token[SMBD_TOKEN_SIZE];
-	u8 client_guid[SMBD_GUID_SIZE];
-	u16 dialect;
-	u64 session_id;
-	u8 *neg_req;
-	u8 *neg_resp;
-	u8 *setup_bytes;	/* NEGOTIATE req, resp, SESSION_SETUP */
-	struct smbd_kevent *disconnected_ev;	/* for the owner, from adoption */
-	u32 neg_req_len;
-	u32 neg_resp_len;
-	u32 setup_len;
-
-	struct work_struct send_work;
-	struct work_struct smb2_work;
-	struct work_struct disconnect_work;
-	struct delayed_work timer_work;
-	struct completion done;		/* teardown finished */
 };
+
+/* Messages about one connection; a peer decides how often they come. */
+#define smbd_conn_warn(conn, fmt, ...) \
+	pr_warn_ratelimited("connection %u: " fmt, (conn)->id, ##__VA_ARGS__)
+#define smbd_conn_info(conn, fmt, ...) \
+	pr_info_ratelimited("connection %u: " fmt, (conn)->id, ##__VA_ARGS__)
+#define smbd_conn_dbg(conn, fmt, ...) \
+	pr_debug("connection %u: " fmt, (conn)->id, ##__VA_ARGS__)
 
 /* The QP takes new work: no teardown, and no failure the CM may yet name. */
 static inline bool smbd_conn_qp_usable_locked(const struct smbd_conn *conn)
@@ -278,8 +318,10 @@ void smbd_conn_set_deadline_locked(struct smbd_conn *conn, u32 ms);
 void smbd_conn_rearm_locked(struct smbd_conn *conn);
 void smbd_conn_established(struct smbd_conn *conn);
 void smbd_conns_shutdown(void);
-void smbd_conn_leave_setup_locked(struct smbd_conn *conn);
+bool smbd_conn_enter_locked(struct smbd_conn *conn,
+			    enum smbd_conn_state to);
 void smbd_sockaddr_from(struct smbd_sockaddr *out, const struct sockaddr *sa);
+int smbd_ioctl_disconnect(struct file *filp, void *cmd);
 extern struct xarray smbd_conns;
 extern atomic_t smbd_setup_conns;
 
@@ -288,8 +330,10 @@ int smbd_recv_post_first(struct smbd_conn *conn);
 int smbd_recv_post_extra_locked(struct smbd_conn *conn);
 void smbd_recv_negotiate(struct smbd_conn *conn, struct smbd_recv_io *io);
 void smbd_recv_refill(struct smbd_conn *conn);
-void smbd_conn_pdu_consumed(struct smbd_conn *conn, u32 len);
 void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+struct smbd_kevent *smbd_recv_take_held(struct smbd_conn *conn,
+					enum smbd_conn_state *state);
+void smbd_recv_hand_over(struct smbd_conn *conn);
 
 /* send.c */
 int smbd_send_raw_locked(struct smbd_conn *conn, const void *buf, size_t len);
@@ -301,8 +345,8 @@ void smbd_send_kick_locked(struct smbd_conn *conn);
 void smbd_send_work(struct work_struct *work);
 void smbd_send_flush(struct smbd_conn *conn);
 void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc);
+bool smbd_send_last_locked(struct smbd_conn *conn, u32 reason);
 int smbd_ioctl_send_pdu(struct file *filp, void *cmd);
-int smbd_ioctl_disconnect(struct file *filp, void *cmd);
 
 /* rw.c */
 void smbd_rw_size(struct smbd_conn *conn);
@@ -316,29 +360,32 @@ void smbd_smb2_work(struct work_struct *work);
 
 /* routing.c: the roles files hold and which file owns a connection */
 extern struct mutex smbd_lock;
-struct smbd_params *smbd_params_get_current(void);
-bool smbd_params_registered(void);
 int smbd_route_binding(struct smbd_conn *conn, u64 session_id);
 int smbd_route_offer(struct smbd_conn *conn);
 void smbd_route_forget(struct smbd_conn *conn);
-bool smbd_route_file_closed(struct smbd_file *file);
+void smbd_route_file_closed(struct smbd_file *file);
 void smbd_sessions_show(struct seq_file *m);
-int smbd_ioctl_set_params(struct file *filp, void *cmd);
 int smbd_ioctl_listen(struct file *filp, void *cmd);
 int smbd_ioctl_accept(struct file *filp, void *cmd);
 int smbd_ioctl_register_session(struct file *filp, void *cmd);
 int smbd_ioctl_unregister_session(struct file *filp, void *cmd);
 
-/* params.c */
-struct smbd_params *smbd_params_from_user(const struct smbd_set_params *sp);
+/* params.c: SET_PARAMS and the master role */
+struct smbd_params *smbd_params_get_current(void);
+bool smbd_params_registered(void);
+pid_t smbd_params_master_tgid(void);
+bool smbd_params_file_closed(struct smbd_file *file);
 void smbd_params_put(struct smbd_params *p);
+int smbd_ioctl_set_params(struct file *filp, void *cmd);
 
 /* events.c */
 struct smbd_kevent {
 	struct list_head node;
 	struct smbd_event ev;
 	void *data;			/* kvmalloc'd, ev.data_len bytes */
-	struct smbd_conn *pdu_conn;	/* PDU_RECEIVED: credits wait on it */
+	/* when freed, read or not (a PDU's connection takes back its room) */
+	void (*release)(struct smbd_kevent *kev);
+	void *release_arg;
 };
 
 struct smbd_kevent *smbd_kevent_alloc(u32 type, u32 conn_id, gfp_t gfp);
