@@ -613,16 +613,18 @@ static void smbd_conn_teardown(struct work_struct *work)
 static void smbd_conn_close(struct smbd_conn *conn)
 {
 	unsigned long flags;
-	bool now = false;
+	bool now = true;
 
 	spin_lock_irqsave(&conn->lock, flags);
-	/* past OWNED: an earlier DISCONNECT or the teardown is under way */
-	if (conn->state == SMBD_CONN_OWNED) {
+	if (conn->state == SMBD_CONN_CLOSING) {
+		/* the first DISCONNECT's close is under way */
+		now = false;
+	} else if (conn->state == SMBD_CONN_OWNED) {
 		smbd_conn_enter_locked(conn, SMBD_CONN_CLOSING);
-		/* posted messages complete before the QP goes to error */
-		conn->let_sends_finish = true;
 		now = !smbd_send_last_locked(conn, SMBD_REASON_LOCAL);
 	}
+	/* posted messages complete before the QP goes to error */
+	conn->let_sends_finish = true;
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (now)
 		smbd_conn_fail(conn, SMBD_REASON_LOCAL);

@@ -52,8 +52,8 @@ static void smbd_show_conn(struct seq_file *m, struct smbd_conn *conn)
 	smbd_sockaddr_show(m, "local", &conn->local);
 	smbd_sockaddr_show(m, "remote", &conn->remote);
 	seq_printf(m, " owner_pid=%d dialect=0x%04x session=0x%llx",
-		   conn->route.owner ? conn->route.owner->owner_tgid : 0, conn->route.dialect,
-		   conn->route.session_id);
+		   conn->route.owner ? conn->route.owner->owner_tgid : 0,
+		   conn->route.dialect, conn->route.session_id);
 	seq_printf(m, " send_credits=%u recv_posted=%u recv_granted=%u recv_target=%u",
 		   conn->credits.send_credits, conn->credits.recv_posted,
 		   conn->credits.recv_granted, conn->credits.recv_credit_target);

@@ -198,7 +198,7 @@ pid_t smbd_params_master_tgid(void)
 	return smbd_master ? smbd_master->owner_tgid : 0;
 }
 
-/* @file gives the role up (closing): whether it was the master. */
+/* @file stops being the master (closing, or failed SET_PARAMS): was it? */
 bool smbd_params_file_closed(struct smbd_file *file)
 {
 	lockdep_assert_held(&smbd_lock);

@@ -6,8 +6,9 @@
  * as soon as their payload is copied, so credits keep flowing while smbd is
  * slow; only unread PDUs beyond SMBD_CONN_MAX_QUEUED stop the refill, which
  * is the backpressure a peer feels. This file alone counts the PDUs a
- * connection has queued: held before it has an owner, then handed over,
- * then delivered, each counted until its event is released.
+ * connection has queued: held before it has an owner (until the driver's
+ * SMB2 takes them or they are handed over) and queued to the owner (until
+ * their event is released).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -102,9 +103,10 @@ static int smbd_recv_refill_locked(struct smbd_conn *conn)
 /* A receive beyond the target so the last send credit can grant one. */
 int smbd_recv_post_extra_locked(struct smbd_conn *conn)
 {
-	int ret = smbd_post_recv_locked(conn);
+	int ret;
 
 	lockdep_assert_held(&conn->lock);
+	ret = smbd_post_recv_locked(conn);
 	if (!ret)
 		smbd_credits_posted(&conn->credits, 1);
 	return ret;
@@ -280,8 +282,8 @@ static void smbd_recv_deliver(struct smbd_conn *conn, u8 *data, u32 len)
 
 /*
  * The next PDU held for the driver's own SMB2 (the SMB2 NEGOTIATE, the
- * first SESSION_SETUP), or NULL once the connection is past those; @state
- * is the state seen.
+ * first SESSION_SETUP), or NULL when none is held or the connection is past
+ * those; @state is the state seen.
  */
 struct smbd_kevent *smbd_recv_take_held(struct smbd_conn *conn,
 					enum smbd_conn_state *state)
@@ -293,8 +295,8 @@ struct smbd_kevent *smbd_recv_take_held(struct smbd_conn *conn,
 	*state = conn->state;
 	if (*state == SMBD_CONN_SMB2_NEGOTIATE ||
 	    *state == SMBD_CONN_SESSION_SETUP) {
-		kev = list_first_entry_or_null(&conn->rx.held, struct smbd_kevent,
-					       node);
+		kev = list_first_entry_or_null(&conn->rx.held,
+					       struct smbd_kevent, node);
 		if (kev) {
 			list_del(&kev->node);
 			conn->rx.nr_held--;

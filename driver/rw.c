@@ -10,12 +10,12 @@
  * only the last work request is signaled, and since a send queue completes
  * in order its completion ends the operation. The QP has room for
  * rw_ops_max rdma_rw operations (a WR, or a registration cycle); an
- * operation waits in rw_pending until its share is free, so a burst of
+ * operation waits in rw.pending until its share is free, so a burst of
  * requests queues instead of failing. One poster at a time takes them, so
  * that they are posted, and complete, in the order they were submitted.
  *
  * The QP outside conn->lock: rdma_rw_ctx_init() allocates and maps, so the
- * submitter holds rw_sem for reading; teardown takes it for writing after
+ * submitter holds rw.sem for reading; teardown takes it for writing after
  * the drain, when nothing can be posted any more, before it destroys the
  * QP. Every operation ends with one RDMA_DONE, before DISCONNECTED.
  */
@@ -43,7 +43,7 @@ struct smbd_rw_ctx {
 };
 
 struct smbd_rw_req {
-	struct list_head node;		/* conn->rw.pending or rw_posted */
+	struct list_head node;		/* conn->rw.pending or rw.posted */
 	struct ib_cqe cqe;		/* the last, signaled work request */
 	struct ib_cqe err_cqe;		/* the others: only errors complete */
 	bool failed;			/* one of those failed */
@@ -437,7 +437,7 @@ static void smbd_rw_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock_irqrestore(&conn->lock, flags);
 	smbd_rw_destroy_ctxs(req);
 	smbd_rw_release(conn, req->cost, wc->status == IB_WC_SUCCESS);
-	/* a lingering teardown waits for the posted operations */
+	/* a teardown that lets sends finish waits for these too */
 	wake_up_all(&conn->tx.wait);
 	smbd_rw_finish(req, status);
 }
@@ -461,7 +461,7 @@ static struct smbd_rw_req *smbd_rw_next_locked(struct smbd_conn *conn)
 
 /*
  * Post the waiting operations, in order, while their budget is free. The
- * submitter and rw_work would otherwise each take one and could post them
+ * submitter and rw.work would otherwise each take one and could post them
  * the other way round: a submitter finding a poster at work leaves its
  * operation to it, which takes it under the lock before it stops.
  */

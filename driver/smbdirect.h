@@ -194,7 +194,7 @@ struct smbd_conn {
 	spinlock_t lock;
 	enum smbd_conn_state state;	/* changed by smbd_conn_enter_locked() */
 	u32 reason;			/* first SMBD_REASON_* */
-	bool let_sends_finish;		/* teardown waits for posted work first */
+	bool let_sends_finish;		/* teardown waits for posted sends and RDMA */
 	struct smbd_conn_params cp;
 	struct smbd_credits credits;
 	enum smbd_keepalive keepalive;
@@ -229,7 +229,7 @@ struct smbd_conn {
 		struct list_head free;
 		struct list_head queue;		/* smbd_pdu_out */
 		u32 posted;
-		wait_queue_head_t wait;		/* nothing posted */
+		wait_queue_head_t wait;		/* posted sends or RDMA completed */
 		bool message_due;	/* a message goes even without a PDU */
 		unsigned long stall_since;	/* jiffies; 0: not waiting for credits */
 		struct work_struct work;
@@ -254,8 +254,9 @@ struct smbd_conn {
 	} rw;
 
 	/*
-	 * routing.c and smb2.c: the SMB2 the driver answered and who owns the
-	 * connection (under smbd_lock; owner is read under conn->lock)
+	 * routing.c and smb2.c: the SMB2 the driver answered (written by
+	 * smb2_work alone, read once it routed) and who owns the connection
+	 * (set under smbd_lock and conn->lock at adoption, then fixed)
 	 */
 	struct {
 		struct smbd_file *owner;
