@@ -57,15 +57,15 @@ int smbd_tevent_conn_attach(struct smbd_tevent *glue, uint64_t conn_id,
 void smbd_tevent_conn_detach(struct smbd_tevent *glue, uint64_t conn_id);
 
 /*
- * Queues one RDMA transfer (op->user_data is not used). The transfers
+ * Queues one RDMA transfer (op->user_data is ignored). The transfers
  * queued in one turn of the loop start together, in order, in one call
  * into the kernel; when it has too many unfinished, the rest wait in the
  * glue and start as earlier ones finish. The request completes when the glue
  * dispatches the transfer's RDMA_DONE, in the order of the device's events:
  * before its connection's DISCONNECTED (a transfer still waiting then
  * fails with ENOTCONN). op->buf must stay allocated until the request
- * completes or is freed. The glue's transfers carry user_data with the top
- * bit set; transfers started on the handle directly must not.
+ * completes or is freed. The glue takes every RDMA_DONE of the handle for
+ * one of its own: with a glue, start every transfer through it.
  *
  * Freeing the request before it completes is allowed (smbd frees the
  * requests of a connection that goes away): a transfer that has not

@@ -2,6 +2,9 @@
 // /dev/smbd through raw ioctls; see device.h.
 #include "device.h"
 
+#include "buffer_desc.h"
+#include "smb2.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -20,16 +23,6 @@
 namespace smbd::device {
 
 namespace {
-
-// SMB2 ids (MS-SMB2 2.2.3.1.2, 2.2.3.1.7) and capability bits (2.2.4).
-constexpr uint16_t aes128_ccm = 1, aes128_gcm = 2, aes256_ccm = 3,
-                   aes256_gcm = 4;
-constexpr uint16_t hmac_sha256 = 0, aes128_cmac = 1, aes128_gmac = 2;
-constexpr uint32_t cap_dfs = 0x1, cap_leasing = 0x2, cap_large_mtu = 0x4,
-                   cap_multi_channel = 0x8, cap_encryption = 0x40;
-constexpr uint32_t signing_enabled = 0x1;
-// SMB2 Buffer Descriptor V1 (MS-SMBD 2.2.3.1)
-constexpr size_t buffer_desc_size = 16;
 
 // a GUID for a policy that names none: unique, as a GUID must be
 void random_bytes(__u8 *out, size_t n)
@@ -86,16 +79,19 @@ Params default_params()
     // Linux client with signing, on a loaded machine, needs more than 5 s
     p.credit_timeout_ms = 30000;
     p.accept_timeout_ms = 5000;
-    p.capabilities = cap_dfs | cap_leasing | cap_large_mtu | cap_multi_channel |
-                     cap_encryption;
-    p.security_mode = signing_enabled;
-    p.min_dialect = 0x0300;
-    p.max_dialect = 0x0311;
+    p.capabilities = SMB2_GLOBAL_CAP_DFS | SMB2_GLOBAL_CAP_LEASING |
+                     SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_MULTI_CHANNEL |
+                     SMB2_GLOBAL_CAP_ENCRYPTION;
+    p.security_mode = SMB2_NEGOTIATE_SIGNING_ENABLED;
+    p.min_dialect = SMB2_DIALECT_300;
+    p.max_dialect = SMB2_DIALECT_311;
     p.max_transact_size = 8u << 20;
     p.max_read_size = 8u << 20;
     p.max_write_size = 8u << 20;
-    p.ciphers = {aes128_gcm, aes128_ccm, aes256_gcm, aes256_ccm};
-    p.signing_algorithms = {aes128_gmac, aes128_cmac, hmac_sha256};
+    p.ciphers = {SMB2_ENCRYPTION_AES128_GCM, SMB2_ENCRYPTION_AES128_CCM,
+                 SMB2_ENCRYPTION_AES256_GCM, SMB2_ENCRYPTION_AES256_CCM};
+    p.signing_algorithms = {SMB2_SIGNING_AES128_GMAC, SMB2_SIGNING_AES128_CMAC,
+                            SMB2_SIGNING_HMAC_SHA256};
     // negTokenInit with the SPNEGO OID and an NTLMSSP mechType
     p.sec_blob = {0x60, 0x1c, 0x06, 0x06, 0x2b, 0x06, 0x01, 0x05, 0x05, 0x02,
                   0xa0, 0x12, 0x30, 0x10, 0xa0, 0x0e, 0x30, 0x0c, 0x06, 0x0a,
@@ -223,38 +219,62 @@ int Device::get_mem_params(smbd_mem_params &out)
     return raw(SMBD_IOC_GET_MEM_PARAMS, &out);
 }
 
+int Device::get_events_raw(std::span<smbd_event> events,
+                           std::span<uint8_t> data, uint32_t &count,
+                           uint32_t &data_used)
+{
+    smbd_get_events g{};
+    g.size = sizeof(g);
+    g.max_events = static_cast<uint32_t>(events.size());
+    g.event_size = sizeof(smbd_event);
+    g.events_ptr = reinterpret_cast<uintptr_t>(events.data());
+    g.data_ptr = reinterpret_cast<uintptr_t>(data.data());
+    g.data_len =
+        static_cast<uint32_t>(std::min<size_t>(data.size(), UINT32_MAX));
+    int err = raw(SMBD_IOC_GET_EVENTS, &g);
+    // a kernel that reports more than it was given is a bug the caller
+    // should see as EPROTO, not a crash
+    if (!err && (g.out_count > g.max_events || g.out_data_used > g.data_len))
+        err = EPROTO;
+    count = err ? 0 : g.out_count;
+    data_used = !err || err == EMSGSIZE ? g.out_data_used : 0;
+    return err;
+}
+
 int Device::get_events(std::vector<Event> &out, uint32_t max_events,
                        uint32_t data_len, uint32_t *data_needed)
 {
     std::vector<smbd_event> events(max_events);
     // not value-initialised: the kernel writes what it reports as used
     std::unique_ptr<uint8_t[]> data(new uint8_t[data_len]);
-    smbd_get_events g{};
-    g.size = sizeof(g);
-    g.max_events = max_events;
-    g.event_size = sizeof(smbd_event);
-    g.events_ptr = reinterpret_cast<uintptr_t>(events.data());
-    g.data_ptr = reinterpret_cast<uintptr_t>(data.get());
-    g.data_len = data_len;
-    int err = raw(SMBD_IOC_GET_EVENTS, &g);
+    uint32_t count = 0, used = 0;
+    int err =
+        get_events_raw(events, std::span(data.get(), data_len), count, used);
     if (err == EMSGSIZE && data_needed)
-        *data_needed = g.out_data_used;
+        *data_needed = used;
     if (err)
         return err;
-    // a kernel that reports more than it was given is a bug the caller
-    // should see as EPROTO, not a crash here
-    if (g.out_count > max_events || g.out_data_used > data_len)
-        return EPROTO;
-    for (uint32_t i = 0; i < g.out_count; i++) {
+    for (uint32_t i = 0; i < count; i++) {
         const smbd_event &e = events[i];
-        if (e.data_offset > g.out_data_used ||
-            e.data_len > g.out_data_used - e.data_offset)
+        if (e.data_offset > used || e.data_len > used - e.data_offset)
             return EPROTO;
         out.push_back(
             {e, std::vector<uint8_t>(data.get() + e.data_offset,
                                      data.get() + e.data_offset + e.data_len)});
     }
     return 0;
+}
+
+int Device::rdma_rw_raw(std::span<const smbd_rw_op> ops, uint32_t &done)
+{
+    smbd_rdma_rw rw{};
+    rw.size = sizeof(rw);
+    rw.count = static_cast<uint32_t>(ops.size());
+    rw.op_size = sizeof(smbd_rw_op);
+    rw.ops_ptr = reinterpret_cast<uintptr_t>(ops.data());
+    int err = raw(SMBD_IOC_RDMA_RW, &rw);
+    done = err ? 0 : rw.out_done;
+    return err;
 }
 
 int Device::rdma_rw(std::span<const RwOp> ops, uint32_t *done)
@@ -269,17 +289,26 @@ int Device::rdma_rw(std::span<const RwOp> ops, uint32_t *done)
         r.slice_count = static_cast<uint32_t>(o.slices.size());
         r.descs_ptr = reinterpret_cast<uintptr_t>(o.descriptors.data());
         r.desc_count =
-            static_cast<uint32_t>(o.descriptors.size() / buffer_desc_size);
+            static_cast<uint32_t>(o.descriptors.size() / SMBD_BUFFER_DESC_SIZE);
         r.direction = o.direction;
     }
-    smbd_rdma_rw rw{};
-    rw.size = sizeof(rw);
-    rw.count = static_cast<uint32_t>(raw_ops.size());
-    rw.op_size = sizeof(smbd_rw_op);
-    rw.ops_ptr = reinterpret_cast<uintptr_t>(raw_ops.data());
-    int err = raw(SMBD_IOC_RDMA_RW, &rw);
+    uint32_t n = 0;
+    int err = rdma_rw_raw(raw_ops, n);
     if (done)
-        *done = err ? 0 : rw.out_done;
+        *done = n;
+    return err;
+}
+
+int Device::send_pdu_raw(std::span<const smbd_send_entry> entries,
+                         uint32_t &done)
+{
+    smbd_send_pdu s{};
+    s.size = sizeof(s);
+    s.count = static_cast<uint32_t>(entries.size());
+    s.entry_size = sizeof(smbd_send_entry);
+    s.entries_ptr = reinterpret_cast<uintptr_t>(entries.data());
+    int err = raw(SMBD_IOC_SEND_PDU, &s);
+    done = err ? 0 : s.out_done;
     return err;
 }
 
@@ -300,14 +329,10 @@ int Device::send_pdu(std::span<const SendEntry> entries, uint32_t *done)
         r.flags = e.flags;
         r.invalidate_token = e.invalidate_token;
     }
-    smbd_send_pdu s{};
-    s.size = sizeof(s);
-    s.count = static_cast<uint32_t>(raw_entries.size());
-    s.entry_size = sizeof(smbd_send_entry);
-    s.entries_ptr = reinterpret_cast<uintptr_t>(raw_entries.data());
-    int err = raw(SMBD_IOC_SEND_PDU, &s);
+    uint32_t n = 0;
+    int err = send_pdu_raw(raw_entries, n);
     if (done)
-        *done = err ? 0 : s.out_done;
+        *done = n;
     return err;
 }
 

@@ -142,6 +142,17 @@ class Device {
     // done: entries the kernel accepted (out_done).
     int send_pdu(std::span<const SendEntry> entries, uint32_t *done = nullptr);
     int send_pdu(uint64_t conn_id, std::span<const uint8_t> pdu);
+
+    // The same three on the ABI's own arrays, in storage the caller keeps
+    // (libsmbd's hot path allocates nothing): the one place their ioctl
+    // structs are built. get_events_raw fills @events and @data; @count
+    // and @data_used say how much (with EMSGSIZE, @data_used is what the
+    // first event needs), and EPROTO means the kernel reported more than
+    // it was given.
+    int get_events_raw(std::span<smbd_event> events, std::span<uint8_t> data,
+                       uint32_t &count, uint32_t &data_used);
+    int rdma_rw_raw(std::span<const smbd_rw_op> ops, uint32_t &done);
+    int send_pdu_raw(std::span<const smbd_send_entry> entries, uint32_t &done);
     int disconnect(uint64_t conn_id);
     // poll() revents for POLLIN within timeout_ms, or -errno.
     int poll_in(int timeout_ms);

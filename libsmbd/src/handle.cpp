@@ -84,12 +84,6 @@ std::error_code Handle::fail(Step step, int err, const std::string &detail)
     return ec;
 }
 
-std::error_code Handle::ioctl(Step step, unsigned long cmd, void *arg)
-{
-    int err = dev_.raw(cmd, arg);
-    return err ? fail(step, err) : std::error_code{};
-}
-
 std::error_code Handle::set_policy(const device::Params &params)
 {
     uint16_t busy_port = 0;
@@ -145,32 +139,24 @@ std::error_code Handle::fetch(EventBatch &batch)
     if (batch.data.size() < initial_data)
         batch.data.resize(initial_data);
     batch.events.clear();
-    smbd_get_events g;
+    uint32_t count = 0, used = 0;
     for (;;) {
-        g = {};
-        g.size = sizeof(g);
-        g.max_events = max;
-        g.event_size = sizeof(smbd_event);
-        g.events_ptr = reinterpret_cast<uintptr_t>(batch.raw.data());
-        g.data_ptr = reinterpret_cast<uintptr_t>(batch.data.data());
-        g.data_len = static_cast<uint32_t>(
-            std::min<size_t>(batch.data.size(), UINT32_MAX));
-        int err = dev_.raw(SMBD_IOC_GET_EVENTS, &g);
+        int err = dev_.get_events_raw(batch.raw, batch.data, count, used);
         if (err == EAGAIN)
             return {};
         // the first event's data needs more room: grow and fetch again
-        if (err == EMSGSIZE && g.out_data_used > batch.data.size()) {
-            batch.data.resize(g.out_data_used);
+        if (err == EMSGSIZE && used > batch.data.size()) {
+            batch.data.resize(used);
             continue;
         }
+        if (err == EPROTO)
+            return fail(Step::fetch, err, "(counts past the storage)");
         if (err)
             return fail(Step::fetch, err);
         break;
     }
-    if (g.out_count > max || g.out_data_used > batch.data.size())
-        return fail(Step::fetch, EPROTO, "(counts past the storage)");
-    std::span<const uint8_t> data(batch.data.data(), g.out_data_used);
-    for (uint32_t i = 0; i < g.out_count; i++) {
+    std::span<const uint8_t> data(batch.data.data(), used);
+    for (uint32_t i = 0; i < count; i++) {
         smbd_dev_event ev;
         bool ok = decode_event(batch.raw[i], data, ev);
         // a transfer's record ends with its RDMA_DONE, even a bad one
@@ -234,18 +220,14 @@ std::error_code Handle::send(std::span<const smbd_dev_pdu> pdus, size_t &sent)
                 iovs.push_back({reinterpret_cast<uintptr_t>(p.iov[j].iov_base),
                                 p.iov[j].iov_len});
         }
-        smbd_send_pdu s{};
-        s.size = sizeof(s);
-        s.count = static_cast<uint32_t>(entries.size());
-        s.entry_size = sizeof(smbd_send_entry);
-        s.entries_ptr = reinterpret_cast<uintptr_t>(entries.data());
-        if (auto ec = ioctl(Step::send, SMBD_IOC_SEND_PDU, &s))
-            return ec;
-        if (!s.out_done || s.out_done > entries.size())
+        uint32_t done = 0;
+        if (int err = dev_.send_pdu_raw(entries, done))
+            return fail(Step::send, err);
+        if (!done || done > entries.size())
             return fail(Step::send, EPROTO);
         // a short batch: the next call starts at the entry that stopped
         // it and reports why
-        sent += s.out_done;
+        sent += done;
     }
     return {};
 }
@@ -401,23 +383,19 @@ std::error_code Handle::rdma_start(std::span<const smbd_dev_rdma> ops,
             forget(0);
             throw;
         }
-        smbd_rdma_rw rw{};
-        rw.size = sizeof(rw);
-        rw.count = static_cast<uint32_t>(n);
-        rw.op_size = sizeof(smbd_rw_op);
-        rw.ops_ptr = reinterpret_cast<uintptr_t>(raw.data());
-        std::error_code ec = ioctl(Step::rdma, SMBD_IOC_RDMA_RW, &rw);
-        if (!ec && (!rw.out_done || rw.out_done > n))
-            ec = fail(Step::rdma, EPROTO);
-        if (ec) {
+        uint32_t done = 0;
+        int err = dev_.rdma_rw_raw(raw, done);
+        if (!err && (!done || done > n))
+            err = EPROTO;
+        if (err) {
             forget(0);
-            return ec;
+            return fail(Step::rdma, err);
         }
         // only what started holds its memory until RDMA_DONE
-        forget(rw.out_done);
-        for (size_t i = 0; i < rw.out_done; i++)
+        forget(done);
+        for (size_t i = 0; i < done; i++)
             chunk[i].buf->pins++;
-        started += rw.out_done;
+        started += done;
     }
     return {};
 }

@@ -89,7 +89,6 @@ class Handle {
     Handle() = default;
     std::error_code fail(Step step, int err);
     std::error_code fail(Step step, int err, const std::string &detail);
-    std::error_code ioctl(Step step, unsigned long cmd, void *arg);
     std::error_code map_pool();
     void unpin(Lease *lease);
     std::error_code check_rdma(const smbd_dev_rdma &op);

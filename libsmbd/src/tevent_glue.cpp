@@ -9,20 +9,30 @@
 #include <algorithm>
 #include <cerrno>
 #include <deque>
+#include <memory>
 #include <new>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace {
 
 struct Glue;
+struct RdmaState;
+
+// A transfer the kernel runs. Its address is the transfer's user_data, as
+// vfs_io_uring passes its request; it outlives a request freed early, so
+// that the RDMA_DONE still has a record to end.
+struct Transfer {
+    RdmaState *state; // nullptr once its request was freed
+};
 
 // A talloc-allocated tevent_req state: plain data only.
 struct RdmaState {
     Glue *glue; // NULL once the glue is gone
     struct tevent_req *req;
-    struct smbd_dev_rdma op; // descs copied into the state
-    uint64_t id;             // the kernel's user_data while running, or 0
+    struct smbd_dev_rdma op;   // descs copied into the state
+    struct Transfer *transfer; // while the kernel runs it
     uint64_t bytes;
 };
 
@@ -41,17 +51,15 @@ struct Glue {
     smbd_tevent_fn default_fn = nullptr;
     void *private_data = nullptr;
     std::unordered_map<uint64_t, Conn> conns;
-    // running transfers by id; a freed request leaves nullptr behind
-    std::unordered_map<uint64_t, RdmaState *> running;
+    // the records of running transfers, which the glue owns: an RDMA_DONE
+    // is the glue's only if its user_data is one of them (not a transfer
+    // started on the handle directly, nor one of an earlier glue's)
+    std::unordered_set<Transfer *> running;
     std::deque<RdmaState *> waiting;
-    // the glue's user_data have the top bit set: an RDMA_DONE of a
-    // transfer someone started on the handle directly is not the glue's
-    static constexpr uint64_t tag = 1ull << 63;
-    uint64_t next_id = tag | 1;
     std::vector<struct smbd_dev_rdma> batch;
     int dead = 0; // fetching failed with this: nothing completes any more
 
-    ~Glue() { smbd_dev_events_free(events); }
+    ~Glue();
     int start_batch(size_t &started);
     void start_waiting();
     void complete(const struct smbd_dev_event *e);
@@ -69,18 +77,28 @@ struct smbd_tevent {
 
 namespace {
 
+Glue::~Glue()
+{
+    for (Transfer *t : running)
+        delete t;
+    smbd_dev_events_free(events);
+}
+
 // Starts the waiting transfers in one call; @started of them run. The
 // records come first: once started, a transfer must be tracked.
 int Glue::start_batch(size_t &started)
 {
     started = 0;
     size_t n = waiting.size();
+    std::vector<std::unique_ptr<Transfer>> records;
     int err = 0;
     try {
         batch.clear();
+        records.reserve(n);
         for (RdmaState *s : waiting) {
-            s->op.user_data = next_id++;
-            running.emplace(s->op.user_data, s);
+            records.push_back(std::make_unique<Transfer>(Transfer{s}));
+            running.insert(records.back().get());
+            s->op.user_data = reinterpret_cast<uintptr_t>(records.back().get());
             batch.push_back(s->op);
         }
     }
@@ -89,12 +107,15 @@ int Glue::start_batch(size_t &started)
     }
     if (!err)
         err = smbd_dev_rdma_start(dev, batch.data(), n, &started);
-    for (size_t i = 0; i < n; i++) {
-        RdmaState *s = waiting[i];
-        if (i < started)
-            s->id = s->op.user_data;
-        else
-            running.erase(s->op.user_data);
+    // what started runs, owned by the set; the other records go
+    for (size_t i = 0; i < records.size(); i++) {
+        if (i < started) {
+            Transfer *t = records[i].release();
+            t->state->transfer = t;
+        }
+        else {
+            running.erase(records[i].get());
+        }
     }
     waiting.erase(waiting.begin(),
                   waiting.begin() + static_cast<std::ptrdiff_t>(started));
@@ -125,16 +146,16 @@ void kick_handler(struct tevent_context *, struct tevent_immediate *,
 
 void Glue::complete(const struct smbd_dev_event *e)
 {
-    if (!(e->user_data & tag))
-        return;
-    auto it = running.find(e->user_data);
+    auto it = running.find(
+        reinterpret_cast<Transfer *>(static_cast<uintptr_t>(e->user_data)));
     if (it == running.end())
         return;
-    RdmaState *s = it->second;
+    std::unique_ptr<Transfer> t(*it);
     running.erase(it);
+    RdmaState *s = t->state;
     if (!s)
         return; // its request was freed; the library returned the memory
-    s->id = 0;
+    s->transfer = nullptr;
     s->glue = nullptr;
     if (e->status) {
         tevent_req_error(s->req, -e->status);
@@ -177,12 +198,12 @@ void Glue::fail_all(int err)
     }
     for (;;) {
         auto it = std::find_if(running.begin(), running.end(),
-                               [](const auto &r) { return r.second; });
+                               [](const Transfer *t) { return t->state; });
         if (it == running.end())
             return;
-        RdmaState *s = it->second;
-        it->second = nullptr;
-        s->id = 0;
+        RdmaState *s = (*it)->state;
+        (*it)->state = nullptr;
+        s->transfer = nullptr;
         s->glue = nullptr;
         tevent_req_error(s->req, err);
     }
@@ -234,9 +255,9 @@ void fd_handler(struct tevent_context *, struct tevent_fd *, uint16_t,
 int glue_destructor(struct smbd_tevent *t)
 {
     // requests still alive outlive the glue: they only forget it
-    for (auto &[id, s] : t->g->running)
-        if (s)
-            s->glue = nullptr;
+    for (Transfer *r : t->g->running)
+        if (r->state)
+            r->state->glue = nullptr;
     for (RdmaState *s : t->g->waiting)
         s->glue = nullptr;
     delete t->g;
@@ -248,10 +269,8 @@ int rdma_state_destructor(RdmaState *s)
     Glue *g = s->glue;
     if (!g)
         return 0;
-    if (s->id) {
-        auto it = g->running.find(s->id);
-        if (it != g->running.end())
-            it->second = nullptr;
+    if (s->transfer) {
+        s->transfer->state = nullptr;
     }
     else {
         auto it = std::find(g->waiting.begin(), g->waiting.end(), s);
@@ -342,7 +361,6 @@ struct tevent_req *smbd_tevent_rdma_send(TALLOC_CTX *mem_ctx,
         return tevent_req_post(req, ev);
     }
     s->op = *op;
-    s->op.user_data = 0; // never one of the glue's
     // a waiting transfer must not depend on the caller's copy
     s->op.descs = static_cast<const uint8_t *>(
         talloc_memdup(s, op->descs, op->descs_len));
