@@ -64,8 +64,8 @@ void smbd_tevent_conn_detach(struct smbd_tevent *glue, uint64_t conn_id);
  * dispatches the transfer's RDMA_DONE, in the order of the device's events:
  * before its connection's DISCONNECTED (a transfer still waiting then
  * fails with ENOTCONN). op->buf must stay allocated until the request
- * completes or is freed. The glue takes every RDMA_DONE of the handle for
- * one of its own: with a glue, start every transfer through it.
+ * completes or is freed. The glue dispatches no RDMA_DONE but its own: a
+ * transfer started on the handle directly completes unseen.
  *
  * Freeing the request before it completes is allowed (smbd frees the
  * requests of a connection that goes away): a transfer that has not
