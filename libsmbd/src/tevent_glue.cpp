@@ -12,7 +12,6 @@
 #include <memory>
 #include <new>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace {
@@ -51,10 +50,11 @@ struct Glue {
     smbd_tevent_fn default_fn = nullptr;
     void *private_data = nullptr;
     std::unordered_map<uint64_t, Conn> conns;
-    // the records of running transfers, which the glue owns: an RDMA_DONE
-    // is the glue's only if its user_data is one of them (not a transfer
-    // started on the handle directly, nor one of an earlier glue's)
-    std::unordered_set<Transfer *> running;
+    // the records of running transfers, which the glue owns, by their
+    // address, their user_data: an RDMA_DONE is the glue's only if its
+    // user_data is one of them (not a transfer started on the handle
+    // directly, nor one of an earlier glue's)
+    std::unordered_map<uint64_t, Transfer *> running;
     std::deque<RdmaState *> waiting;
     std::vector<struct smbd_dev_rdma> batch;
     int dead = 0; // fetching failed with this: nothing completes any more
@@ -79,7 +79,7 @@ namespace {
 
 Glue::~Glue()
 {
-    for (Transfer *t : running)
+    for (auto &[id, t] : running)
         delete t;
     smbd_dev_events_free(events);
 }
@@ -97,8 +97,8 @@ int Glue::start_batch(size_t &started)
         records.reserve(n);
         for (RdmaState *s : waiting) {
             records.push_back(std::make_unique<Transfer>(Transfer{s}));
-            running.insert(records.back().get());
             s->op.user_data = reinterpret_cast<uintptr_t>(records.back().get());
+            running.emplace(s->op.user_data, records.back().get());
             batch.push_back(s->op);
         }
     }
@@ -114,7 +114,7 @@ int Glue::start_batch(size_t &started)
             t->state->transfer = t;
         }
         else {
-            running.erase(records[i].get());
+            running.erase(reinterpret_cast<uintptr_t>(records[i].get()));
         }
     }
     waiting.erase(waiting.begin(),
@@ -146,11 +146,10 @@ void kick_handler(struct tevent_context *, struct tevent_immediate *,
 
 void Glue::complete(const struct smbd_dev_event *e)
 {
-    auto it = running.find(
-        reinterpret_cast<Transfer *>(static_cast<uintptr_t>(e->user_data)));
+    auto it = running.find(e->user_data);
     if (it == running.end())
         return;
-    std::unique_ptr<Transfer> t(*it);
+    std::unique_ptr<Transfer> t(it->second);
     running.erase(it);
     RdmaState *s = t->state;
     if (!s)
@@ -198,11 +197,11 @@ void Glue::fail_all(int err)
     }
     for (;;) {
         auto it = std::find_if(running.begin(), running.end(),
-                               [](const Transfer *t) { return t->state; });
+                               [](const auto &r) { return r.second->state; });
         if (it == running.end())
             return;
-        RdmaState *s = (*it)->state;
-        (*it)->state = nullptr;
+        RdmaState *s = it->second->state;
+        it->second->state = nullptr;
         s->transfer = nullptr;
         s->glue = nullptr;
         tevent_req_error(s->req, err);
@@ -255,7 +254,7 @@ void fd_handler(struct tevent_context *, struct tevent_fd *, uint16_t,
 int glue_destructor(struct smbd_tevent *t)
 {
     // requests still alive outlive the glue: they only forget it
-    for (Transfer *r : t->g->running)
+    for (auto &[id, r] : t->g->running)
         if (r->state)
             r->state->glue = nullptr;
     for (RdmaState *s : t->g->waiting)
