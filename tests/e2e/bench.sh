@@ -1,87 +1,152 @@
 #!/bin/sh
-# Samba through the driver against ksmbd, the same client and guest, in one
-# run: O_DIRECT reads and writes of one file at each I/O size, so every
-# request crosses the wire at that size. MB = 10^6 bytes/s.
-#   BENCH-DETAIL <server>-<op>-<size> <MB/s>
-#   BENCH samba-smbdirect-vs-ksmbd-<op>-<size> <Samba MB/s> ratio=<Samba/ksmbd>
-# A case a server could not run is BENCH-UNMEASURED, its ratio "none"; the
-# bench fails only when nothing was measured (tools/bench/lib.sh).
+# Samba through the driver against ksmbd, the same client and guest, back to
+# back: fio (libaio, O_DIRECT, so every request crosses the wire at its
+# size; cifs serves direct I/O asynchronously) reads and writes sequentially
+# at each size and queue depth, from one mount and from CLIENTS mounts of
+# separate sessions (nosharesock: a connection each, so Samba serves them
+# from as many smbd processes). Each case runs for a few seconds; the guest's
+# CPU time over it (client and server alike, /proc/stat) per GiB moved is
+# steadier under emulation than the throughput. MB = 10^6 bytes/s.
+#   BENCH-DETAIL <server>-<case> <MB/s> iops=<n> cpu-per-gib=<s>
+#   BENCH samba-vs-ksmbd-<case> <Samba MB/s> ratio=<Samba/ksmbd> cpu-per-gib=<Samba's s> cpu-ratio=<Samba/ksmbd>
+# with <case> = <read|write>-<size>-qd<depth>-c<clients>. A case a server
+# could not run is BENCH-UNMEASURED, its ratios "none"; the bench fails only
+# when nothing was measured (tools/bench/lib.sh).
 set -u
 . "$SMBD_REPO/tests/e2e/lib.sh"
 BENCH_STATE=$(mktemp -d)
 . "$SMBD_REPO/tools/bench/lib.sh"
-E2E_BIG_MB=${E2E_BENCH_MB:-32}
+E2E_BIG_MB=1	# e2e_setup's files; the bench writes its own
 SIZES=${E2E_BENCH_SIZES:-4k 64k 1m}
+DEPTHS=${E2E_BENCH_DEPTHS:-1 16}
+CLIENTS=${E2E_BENCH_CLIENTS:-1 4}
+RUNTIME=${E2E_BENCH_SECONDS:-5}
+FILE_MB=${E2E_BENCH_MB:-32}	# per mount
+MOUNTS=$(echo "$CLIENTS" | tr ' ' '\n' | sort -n | tail -n 1)
 
 e2e_setup || { echo "BENCH setup failed: $E2E_WHY"; exit 1; }
 
-bytes_of() {
-	case $1 in *k) echo $(( ${1%k} * 1024 )) ;; *m) echo $(( ${1%m} * 1048576 )) ;; esac
+# the guest's busy CPU time so far, in clock ticks
+busy_ticks() {
+	awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
 }
 
-# mbps <bytes> <start ns> <end ns>
-mbps() { awk -v b="$1" -v s="$2" -v e="$3" 'BEGIN { printf "%.1f", b / ((e - s) / 1e9) / 1e6 }'; }
+# fio_jobs <rw> <size> <depth> <clients> [once]: a fio job file, a job per
+# mount, each on a file of its own (one file opened from four sessions
+# corrupts a list in Debian 6.1's ksmbd, smb2_open()), for RUNTIME seconds
+# or once over the files
+fio_jobs() {
+	printf '[global]\nrw=%s\nbs=%s\niodepth=%s\nsize=%sm\n' "$1" "$2" "$3" "$FILE_MB"
+	printf 'direct=1\nioengine=libaio\ngroup_reporting\n'
+	[ -n "${5:-}" ] || printf 'time_based\nruntime=%s\n' "$RUNTIME"
+	i=1
+	while [ "$i" -le "$4" ]; do
+		printf '[c%s]\nfilename=%s-%s/bench-%s\n' "$i" "$E2E_MNT" "$i" "$i"
+		i=$((i + 1))
+	done
+}
 
-# measure <server>: one line "op size mbps" per case
+# fio_case <rw> <size> <depth> <clients> [once]: "<case> <MB/s> <iops>
+# <cpu-per-gib>"
+fio_case() {
+	fio_jobs "$@" >"$E2E_DIR/bench.fio"
+	t0=$(busy_ticks)
+	out=$(fio --output-format=terse --terse-version=3 "$E2E_DIR/bench.fio") ||
+		return 1
+	t1=$(busy_ticks)
+	# terse v3: read KiB, KiB/s, IOPS in fields 6-8, write's in 47-49
+	echo "$out" | awk -F';' -v c="$1-$2-qd$3-c$4" -v w="$1" \
+		-v cpu="$(( t1 - t0 ))" -v hz="$(getconf CLK_TCK)" '
+	{
+		f = w == "read" ? 6 : 47
+		kib = $f; bw = $(f + 1); iops = $(f + 2)
+		if (kib <= 0)
+			exit 1
+		printf "%s %.1f %d %.2f\n", c, bw * 1024 / 1e6, iops, cpu / hz / (kib / 1048576)
+	}'
+}
+
+# measure <server>: one line per case, or BENCH-UNMEASURED with why
 measure() {
 	E2E_SERVER=$1
 	start_server auto || return 1
-	mount -t cifs "//$SMBD_ADDR/e2e" "$E2E_MNT" \
-		-o "rdma,vers=3.1.1,username=$E2E_USER,password=$E2E_PASS" ||
-		fail "mount failed" || return 1
-	for size in $SIZES; do
-		bs=$(bytes_of "$size")
-		# 4 KiB requests are slow under TCG: a quarter of the data
-		total=$((E2E_BIG_MB * 1048576))
-		[ "$bs" -ge 65536 ] || total=$((total / 4))
-		count=$((total / bs))
-		t0=$(date +%s%N)
-		dd if="$E2E_DIR/big" of="$E2E_MNT/bench" bs="$bs" count="$count" \
-			oflag=direct 2>/dev/null || fail "write failed" || return 1
-		t1=$(date +%s%N)
-		dd if="$E2E_MNT/bench" of=/dev/null bs="$bs" count="$count" \
-			iflag=direct 2>/dev/null || fail "read failed" || return 1
-		t2=$(date +%s%N)
-		echo "write $size $(mbps "$total" "$t0" "$t1")"
-		echo "read $size $(mbps "$total" "$t1" "$t2")"
-		rm -f "$E2E_MNT/bench"
+	i=1
+	while [ "$i" -le "$MOUNTS" ]; do
+		mkdir -p "$E2E_MNT-$i"
+		mount -t cifs "//$SMBD_ADDR/e2e" "$E2E_MNT-$i" \
+			-o "rdma,vers=3.1.1,nosharesock,username=$E2E_USER,password=$E2E_PASS" ||
+			fail "mount $i failed" || return 1
+		i=$((i + 1))
 	done
-	umount "$E2E_MNT"
+	# the files, written once, so that no case lays them out
+	fio_case write 1m 1 "$MOUNTS" once >/dev/null || fail "writing the files failed" ||
+		return 1
+	for size in $SIZES; do
+		for depth in $DEPTHS; do
+			for n in $CLIENTS; do
+				for rw in write read; do
+					fio_case "$rw" "$size" "$depth" "$n" ||
+						echo "BENCH-UNMEASURED $rw-$size-qd$depth-c$n fio failed"
+				done
+			done
+		done
+	done
+}
+
+# unmount, stop the server
+finish() {
+	i=1
+	while [ "$i" -le "$MOUNTS" ]; do
+		! mountpoint -q "$E2E_MNT-$i" || umount "$E2E_MNT-$i"
+		i=$((i + 1))
+	done
 	stop_server
+	rm -rf "${E2E_DIR:?}/share/"*
 }
 
 # run <server>: its cases, or why it could not run them
 run() {
-	measure "$1" >"$E2E_DIR/bench.$1" && return
-	echo "BENCH-UNMEASURED $1 $E2E_WHY" >>"$E2E_DIR/bench.$1"
-	mountpoint -q "$E2E_MNT" && umount "$E2E_MNT"
-	stop_server
+	measure "$1" >"$E2E_DIR/bench.$1" ||
+		echo "BENCH-UNMEASURED $1 $E2E_WHY" >>"$E2E_DIR/bench.$1"
+	finish
 }
 run samba
 run ksmbd
 e2e_teardown
 
-# value <server> <op> <size>: its BENCH-DETAIL line, or BENCH-UNMEASURED;
-# sets v, empty when unmeasured
+# value <server> <case>: its BENCH-DETAIL line, or BENCH-UNMEASURED; sets
+# v (MB/s) and cpu (s per GiB), empty when unmeasured
 value() {
-	v=$(awk -v o="$2" -v s="$3" '$1 == o && $2 == s { print $3 }' "$E2E_DIR/bench.$1")
-	if [ -n "$v" ]; then
-		echo "BENCH-DETAIL $1-$2-$3 $v"
+	set -- "$1" "$2" "$(awk -v c="$2" '$1 == c' "$E2E_DIR/bench.$1")"
+	v= cpu=
+	if [ -n "$3" ]; then
+		set -- $3 "$1"
+		v=$2 cpu=$4
+		echo "BENCH-DETAIL $5-$1 $2 iops=$3 cpu-per-gib=$4"
 	else
-		unmeasured "$1-$2-$3" "$(sed -n "s/^BENCH-UNMEASURED $1 //p" "$E2E_DIR/bench.$1")"
+		unmeasured "$1-$2" "$(sed -n "s/^BENCH-UNMEASURED \($1\|$2\) //p" "$E2E_DIR/bench.$1" | head -n 1)"
 	fi
 }
+
 for size in $SIZES; do
-	for op in write read; do
-		value samba "$op" "$size"
-		samba=$v
-		value ksmbd "$op" "$size"
-		c="samba-smbdirect-vs-ksmbd-$op-$size"
-		if [ -n "$samba" ]; then
-			report "$c" "$samba" "$v"
-		else
-			unmeasured "$c" "Samba's case was not measured"
-		fi
+	for depth in $DEPTHS; do
+		for n in $CLIENTS; do
+			for rw in write read; do
+				c=$rw-$size-qd$depth-c$n
+				value samba "$c"
+				samba=$v samba_cpu=$cpu
+				value ksmbd "$c"
+				if [ -z "$samba" ]; then
+					unmeasured "samba-vs-ksmbd-$c" "Samba's case was not measured"
+					continue
+				fi
+				line=$(report "samba-vs-ksmbd-$c" "$samba" "$v")
+				cpu_ratio=none
+				! positive "$cpu" ||
+					cpu_ratio=$(awk -v s="$samba_cpu" -v k="$cpu" 'BEGIN { printf "%.2f", s / k }')
+				echo "$line cpu-per-gib=$samba_cpu cpu-ratio=$cpu_ratio"
+			done
+		done
 	done
 done
 rc=0
