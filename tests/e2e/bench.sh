@@ -6,9 +6,11 @@
 # separate sessions (nosharesock: a connection each, so Samba serves them
 # from as many smbd processes). Each case runs for a few seconds; the guest's
 # CPU time over it (client and server alike, /proc/stat) per GiB moved is
-# steadier under emulation than the throughput. MB = 10^6 bytes/s.
+# steadier under emulation than the throughput; last, a perf profile of
+# 4 KiB reads for each server. MB = 10^6 bytes/s.
 #   BENCH-DETAIL <server>-<case> <MB/s> iops=<n> cpu-per-gib=<s>
 #   BENCH samba-vs-ksmbd-<case> <Samba MB/s> ratio=<Samba/ksmbd> cpu-per-gib=<Samba's s> cpu-ratio=<Samba/ksmbd>
+#   BENCH-PROFILE <server>-read-4k-qd<depth>-c1 <share of samples> <process> <binary>
 # with <case> = <read|write>-<size>-qd<depth>-c<clients>. A case a server
 # could not run is BENCH-UNMEASURED, its ratios "none"; the bench fails only
 # when nothing was measured (tools/bench/lib.sh).
@@ -17,11 +19,11 @@ set -u
 BENCH_STATE=$(mktemp -d)
 . "$SMBD_REPO/tools/bench/lib.sh"
 E2E_BIG_MB=1	# e2e_setup's files; the bench writes its own
-SIZES=${E2E_BENCH_SIZES:-4k 64k 1m}
-DEPTHS=${E2E_BENCH_DEPTHS:-1 16}
-CLIENTS=${E2E_BENCH_CLIENTS:-1 4}
-RUNTIME=${E2E_BENCH_SECONDS:-5}
-FILE_MB=${E2E_BENCH_MB:-32}	# per mount
+SIZES="4k 64k 1m"
+DEPTHS="1 16"
+CLIENTS="1 4"
+RUNTIME=5	# seconds a case
+FILE_MB=32	# per mount
 MOUNTS=$(echo "$CLIENTS" | tr ' ' '\n' | sort -n | tail -n 1)
 
 e2e_setup || { echo "BENCH setup failed: $E2E_WHY"; exit 1; }
@@ -66,6 +68,21 @@ fio_case() {
 	}'
 }
 
+# profile <rw> <size> <depth>: where the guest's CPU goes in one case from
+# one mount (perf, sampling every CPU), by process and binary: under
+# emulation the samples spread too thin over symbols to rank them
+profile() {
+	fio_jobs "$1" "$2" "$3" 1 >"$E2E_DIR/bench.fio"
+	perf record -a -F 499 -o "$E2E_DIR/perf.data" -- \
+		fio --output-format=terse "$E2E_DIR/bench.fio" >/dev/null 2>&1 ||
+		return 1
+	perf report -i "$E2E_DIR/perf.data" --stdio --no-children \
+		--sort comm,dso --percent-limit 1 2>/dev/null |
+		awk -v c="$E2E_SERVER-$1-$2-qd$3-c1" '
+		/^ *[0-9.]+%/ { $1 = $1; print "BENCH-PROFILE " c " " $0 }' |
+		head -n 15
+}
+
 # measure <server>: one line per case, or BENCH-UNMEASURED with why
 measure() {
 	E2E_SERVER=$1
@@ -90,6 +107,11 @@ measure() {
 				done
 			done
 		done
+	done
+	# small I/O is where the servers differ most: a profile of it
+	for depth in $DEPTHS; do
+		profile read 4k "$depth" ||
+			echo "BENCH-UNMEASURED profile-read-4k-qd$depth perf failed"
 	done
 }
 
@@ -149,6 +171,7 @@ for size in $SIZES; do
 		done
 	done
 done
+grep -h '^BENCH-PROFILE' "$E2E_DIR/bench.samba" "$E2E_DIR/bench.ksmbd"
 rc=0
 summary >/dev/null || rc=1
 rm -rf "$BENCH_STATE"
