@@ -50,13 +50,12 @@
 #define SMBD_QP_FAILED_GRACE_MS 2000
 /*
  * Before a connection has an owner, nobody has authenticated its peer: its
- * PDUs may be at most SMBD_MAX_SETUP_PDU (a NEGOTIATE is small, a
+ * PDUs may be at most SMBD_MAX_SETUP_PDU (smb2.h; a NEGOTIATE is small, a
  * SESSION_SETUP's security buffer at most 64 KiB), it gets no new credits
  * once SMBD_MAX_SETUP_HELD are held (so it holds what the credits it has
  * carry), and only SMBD_MAX_SETUP_CONNS connections are in that phase.
  */
 #define SMBD_MAX_SETUP_HELD 2
-#define SMBD_MAX_SETUP_PDU (128U << 10)
 #define SMBD_MAX_SETUP_CONNS 64
 #define SMBD_SMB2_RESP_MAX (SMBD_MAX_SEC_BLOB + 1024)
 

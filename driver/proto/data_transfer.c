@@ -12,13 +12,14 @@ enum smbd_proto_error smbd_data_parse(const u8 *buf, size_t len,
 	if (len > max_receive_size)
 		return SMBD_E_MESSAGE_TOO_LONG;
 
-	hdr->credits_requested = smbd_get_le16(buf + 0);
-	hdr->credits_granted = smbd_get_le16(buf + 2);
-	hdr->flags = smbd_get_le16(buf + 4);
-	/* buf + 6: Reserved, ignored */
-	hdr->remaining_data_length = smbd_get_le32(buf + 8);
-	hdr->data_offset = smbd_get_le32(buf + 12);
-	hdr->data_length = smbd_get_le32(buf + 16);
+	hdr->credits_requested =
+		smbd_get_le16(buf + SMBD_DATA_CREDITS_REQUESTED);
+	hdr->credits_granted = smbd_get_le16(buf + SMBD_DATA_CREDITS_GRANTED);
+	hdr->flags = smbd_get_le16(buf + SMBD_DATA_FLAGS);
+	/* Reserved, ignored */
+	hdr->remaining_data_length = smbd_get_le32(buf + SMBD_DATA_REMAINING);
+	hdr->data_offset = smbd_get_le32(buf + SMBD_DATA_DATA_OFFSET);
+	hdr->data_length = smbd_get_le32(buf + SMBD_DATA_DATA_LENGTH);
 
 	if (hdr->credits_requested == 0)
 		return SMBD_E_ZERO_CREDITS_REQUESTED;
@@ -48,12 +49,13 @@ size_t smbd_data_build(struct smbd_data_hdr *hdr,
 
 	hdr->data_offset = hdr->data_length ? SMBD_DATA_PAYLOAD_OFFSET : 0;
 	memset(out, 0, n);
-	smbd_put_le16(out + 0, hdr->credits_requested);
-	smbd_put_le16(out + 2, hdr->credits_granted);
-	smbd_put_le16(out + 4, hdr->flags);
-	smbd_put_le32(out + 8, hdr->remaining_data_length);
-	smbd_put_le32(out + 12, hdr->data_offset);
-	smbd_put_le32(out + 16, hdr->data_length);
+	smbd_put_le16(out + SMBD_DATA_CREDITS_REQUESTED,
+		      hdr->credits_requested);
+	smbd_put_le16(out + SMBD_DATA_CREDITS_GRANTED, hdr->credits_granted);
+	smbd_put_le16(out + SMBD_DATA_FLAGS, hdr->flags);
+	smbd_put_le32(out + SMBD_DATA_REMAINING, hdr->remaining_data_length);
+	smbd_put_le32(out + SMBD_DATA_DATA_OFFSET, hdr->data_offset);
+	smbd_put_le32(out + SMBD_DATA_DATA_LENGTH, hdr->data_length);
 	return n;
 }
 

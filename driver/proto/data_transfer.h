@@ -15,6 +15,14 @@ extern "C" {
 #define SMBD_DATA_HDR_SIZE 20		/* header without padding */
 #define SMBD_DATA_PAYLOAD_OFFSET 24	/* first 8-aligned offset after it */
 #define SMBD_FLAG_RESPONSE_REQUESTED 0x0001
+/* The header's fields (MS-SMBD 2.2.3), as offsets from its start. */
+#define SMBD_DATA_CREDITS_REQUESTED 0
+#define SMBD_DATA_CREDITS_GRANTED 2
+#define SMBD_DATA_FLAGS 4
+#define SMBD_DATA_RESERVED 6
+#define SMBD_DATA_REMAINING 8
+#define SMBD_DATA_DATA_OFFSET 12
+#define SMBD_DATA_DATA_LENGTH 16
 
 struct smbd_data_hdr {
 	u16 credits_requested;

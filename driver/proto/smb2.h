@@ -15,6 +15,30 @@ extern "C" {
 #endif
 
 #define SMB2_HDR_SIZE 64
+/* The header's fields (MS-SMB2 2.2.1.2), as offsets from its start. */
+#define SMB2_HDR_PROTOCOL_ID 0
+#define SMB2_HDR_STRUCTURE_SIZE 4
+#define SMB2_HDR_CREDIT_CHARGE 6
+#define SMB2_HDR_STATUS 8
+#define SMB2_HDR_COMMAND 12
+#define SMB2_HDR_CREDITS 14
+#define SMB2_HDR_FLAGS 16
+#define SMB2_HDR_NEXT_COMMAND 20
+#define SMB2_HDR_MESSAGE_ID 24
+#define SMB2_HDR_PROCESS_ID 32
+#define SMB2_HDR_TREE_ID 36
+#define SMB2_HDR_SESSION_ID 40
+#define SMB2_HDR_SIGNATURE 48
+
+#define SMB2_PROTOCOL_ID_SIZE 4
+extern const u8 smb2_protocol_id[SMB2_PROTOCOL_ID_SIZE];
+
+/*
+ * Before a connection has an owner, the driver takes no SMB2 PDU larger
+ * than this (driver/smbdirect.h says why).
+ */
+#define SMBD_MAX_SETUP_PDU (128U << 10)
+
 #define SMB2_NEGOTIATE 0x0000
 #define SMB2_SESSION_SETUP 0x0001
 
@@ -86,6 +110,11 @@ struct smb2_hdr {
 	u8 signature[16];
 };
 
+/*
+ * Write @hdr as a 64-byte header: the protocol id, StructureSize 64, then
+ * each field as given (a request's Status is its ChannelSequence, 0).
+ */
+void smb2_hdr_build(const struct smb2_hdr *hdr, u8 out[SMB2_HDR_SIZE]);
 /* Decode the 64-byte header of any message: protocol id and size checked. */
 enum smbd_proto_error smb2_hdr_decode(const u8 *buf, size_t len,
 				      struct smb2_hdr *hdr);
@@ -102,6 +131,16 @@ struct smb2_id_list {
 
 u16 smb2_id_list_get(const struct smb2_id_list *l, u16 i);
 bool smb2_id_list_has(const struct smb2_id_list *l, u16 id);
+
+/* NEGOTIATE request body (2.2.3): offsets from the end of the header. */
+#define SMB2_NEG_REQ_BODY_SIZE 36	/* its StructureSize */
+#define SMB2_NEG_REQ_DIALECT_COUNT 2
+#define SMB2_NEG_REQ_SECURITY_MODE 4
+#define SMB2_NEG_REQ_CAPABILITIES 8
+#define SMB2_NEG_REQ_CLIENT_GUID 12
+#define SMB2_NEG_REQ_CONTEXT_OFFSET 28
+#define SMB2_NEG_REQ_CONTEXT_COUNT 32
+#define SMB2_NEG_REQ_DIALECTS SMB2_NEG_REQ_BODY_SIZE
 
 struct smb2_negotiate_req {
 	struct smb2_hdr hdr;
@@ -174,6 +213,19 @@ smb2_negotiate_resp_build(const struct smb2_negotiate_policy *policy,
 			  u64 system_time,
 			  const u8 salt[SMB2_PREAUTH_SALT_SIZE],
 			  u8 *out, size_t cap, size_t *len);
+
+/*
+ * SESSION_SETUP request body (2.2.5): offsets from the end of the header.
+ * Its StructureSize is 25: the fixed part and the buffer's first byte.
+ */
+#define SMB2_SETUP_REQ_BODY_SIZE 24
+#define SMB2_SETUP_REQ_FLAGS 2
+#define SMB2_SETUP_REQ_SECURITY_MODE 3
+#define SMB2_SETUP_REQ_CAPABILITIES 4
+#define SMB2_SETUP_REQ_CHANNEL 8
+#define SMB2_SETUP_REQ_BUFFER_OFFSET 12
+#define SMB2_SETUP_REQ_BUFFER_LENGTH 14
+#define SMB2_SETUP_REQ_PREVIOUS_SESSION 16
 
 struct smb2_session_setup_req {
 	struct smb2_hdr hdr;

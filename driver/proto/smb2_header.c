@@ -2,29 +2,50 @@
 /* SMB2 header, id lists and error responses (MS-SMB2 2.2.1, 2.2.2). */
 #include "smb2.h"
 
-static const u8 smb2_protocol_id[4] = { 0xfe, 'S', 'M', 'B' };
+const u8 smb2_protocol_id[SMB2_PROTOCOL_ID_SIZE] = { 0xfe, 'S', 'M', 'B' };
+
+void smb2_hdr_build(const struct smb2_hdr *hdr, u8 out[SMB2_HDR_SIZE])
+{
+	memcpy(out + SMB2_HDR_PROTOCOL_ID, smb2_protocol_id,
+	       SMB2_PROTOCOL_ID_SIZE);
+	smbd_put_le16(out + SMB2_HDR_STRUCTURE_SIZE, SMB2_HDR_SIZE);
+	smbd_put_le16(out + SMB2_HDR_CREDIT_CHARGE, hdr->credit_charge);
+	smbd_put_le32(out + SMB2_HDR_STATUS, hdr->status);
+	smbd_put_le16(out + SMB2_HDR_COMMAND, hdr->command);
+	smbd_put_le16(out + SMB2_HDR_CREDITS, hdr->credits);
+	smbd_put_le32(out + SMB2_HDR_FLAGS, hdr->flags);
+	smbd_put_le32(out + SMB2_HDR_NEXT_COMMAND, hdr->next_command);
+	smbd_put_le64(out + SMB2_HDR_MESSAGE_ID, hdr->message_id);
+	smbd_put_le32(out + SMB2_HDR_PROCESS_ID, hdr->process_id);
+	smbd_put_le32(out + SMB2_HDR_TREE_ID, hdr->tree_id);
+	smbd_put_le64(out + SMB2_HDR_SESSION_ID, hdr->session_id);
+	memcpy(out + SMB2_HDR_SIGNATURE, hdr->signature,
+	       sizeof(hdr->signature));
+}
 
 enum smbd_proto_error smb2_hdr_decode(const u8 *buf, size_t len,
 				      struct smb2_hdr *hdr)
 {
 	if (len < SMB2_HDR_SIZE)
 		return SMBD_E_TRUNCATED;
-	if (memcmp(buf, smb2_protocol_id, sizeof(smb2_protocol_id)) != 0)
+	if (memcmp(buf + SMB2_HDR_PROTOCOL_ID, smb2_protocol_id,
+		   SMB2_PROTOCOL_ID_SIZE) != 0)
 		return SMBD_E_SMB2_PROTOCOL_ID;
-	if (smbd_get_le16(buf + 4) != SMB2_HDR_SIZE)
+	if (smbd_get_le16(buf + SMB2_HDR_STRUCTURE_SIZE) != SMB2_HDR_SIZE)
 		return SMBD_E_SMB2_HEADER_SIZE;
 
-	hdr->credit_charge = smbd_get_le16(buf + 6);
-	hdr->status = smbd_get_le32(buf + 8);
-	hdr->command = smbd_get_le16(buf + 12);
-	hdr->credits = smbd_get_le16(buf + 14);
-	hdr->flags = smbd_get_le32(buf + 16);
-	hdr->next_command = smbd_get_le32(buf + 20);
-	hdr->message_id = smbd_get_le64(buf + 24);
-	hdr->process_id = smbd_get_le32(buf + 32);
-	hdr->tree_id = smbd_get_le32(buf + 36);
-	hdr->session_id = smbd_get_le64(buf + 40);
-	memcpy(hdr->signature, buf + 48, sizeof(hdr->signature));
+	hdr->credit_charge = smbd_get_le16(buf + SMB2_HDR_CREDIT_CHARGE);
+	hdr->status = smbd_get_le32(buf + SMB2_HDR_STATUS);
+	hdr->command = smbd_get_le16(buf + SMB2_HDR_COMMAND);
+	hdr->credits = smbd_get_le16(buf + SMB2_HDR_CREDITS);
+	hdr->flags = smbd_get_le32(buf + SMB2_HDR_FLAGS);
+	hdr->next_command = smbd_get_le32(buf + SMB2_HDR_NEXT_COMMAND);
+	hdr->message_id = smbd_get_le64(buf + SMB2_HDR_MESSAGE_ID);
+	hdr->process_id = smbd_get_le32(buf + SMB2_HDR_PROCESS_ID);
+	hdr->tree_id = smbd_get_le32(buf + SMB2_HDR_TREE_ID);
+	hdr->session_id = smbd_get_le64(buf + SMB2_HDR_SESSION_ID);
+	memcpy(hdr->signature, buf + SMB2_HDR_SIGNATURE,
+	       sizeof(hdr->signature));
 	return SMBD_E_OK;
 }
 
@@ -59,19 +80,13 @@ bool smb2_id_list_has(const struct smb2_id_list *l, u16 id)
 void smb2_resp_hdr_build(const struct smb2_hdr *req, u32 status,
 			 u16 credits, u8 out[SMB2_HDR_SIZE])
 {
-	memcpy(out, smb2_protocol_id, sizeof(smb2_protocol_id));
-	smbd_put_le16(out + 4, SMB2_HDR_SIZE);
-	smbd_put_le16(out + 6, req->credit_charge);
-	smbd_put_le32(out + 8, status);
-	smbd_put_le16(out + 12, req->command);
-	smbd_put_le16(out + 14, credits);
-	smbd_put_le32(out + 16, req->flags | SMB2_FLAGS_SERVER_TO_REDIR);
-	smbd_put_le32(out + 20, 0);
-	smbd_put_le64(out + 24, req->message_id);
-	smbd_put_le32(out + 32, req->process_id);
-	smbd_put_le32(out + 36, req->tree_id);
-	smbd_put_le64(out + 40, req->session_id);
-	memcpy(out + 48, req->signature, sizeof(req->signature));
+	struct smb2_hdr resp = *req;
+
+	resp.status = status;
+	resp.credits = credits;
+	resp.flags |= SMB2_FLAGS_SERVER_TO_REDIR;
+	resp.next_command = 0;
+	smb2_hdr_build(&resp, out);
 }
 
 enum smbd_proto_error smb2_error_resp_build(const struct smb2_hdr *req_hdr,

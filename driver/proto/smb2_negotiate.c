@@ -8,7 +8,6 @@
  */
 #include "smb2.h"
 
-#define NEG_REQ_BODY_SIZE 36
 #define NEG_RESP_BODY_SIZE 64
 #define NEG_CONTEXT_HDR_SIZE 8
 
@@ -167,29 +166,32 @@ enum smbd_proto_error smb2_negotiate_req_parse(const u8 *buf,
 	/* the first request of a connection: message 0, one credit */
 	if (req->hdr.message_id != 0 || req->hdr.credit_charge > 1)
 		return SMBD_E_SMB2_SEQUENCE;
-	if (len < SMB2_HDR_SIZE + NEG_REQ_BODY_SIZE)
+	if (len < SMB2_HDR_SIZE + SMB2_NEG_REQ_BODY_SIZE)
 		return SMBD_E_TRUNCATED;
-	if (smbd_get_le16(body) != NEG_REQ_BODY_SIZE)
+	if (smbd_get_le16(body) != SMB2_NEG_REQ_BODY_SIZE)
 		return SMBD_E_SMB2_STRUCTURE_SIZE;
 
-	dialect_count = smbd_get_le16(body + 2);
-	req->security_mode = smbd_get_le16(body + 4);
-	req->capabilities = smbd_get_le32(body + 8);
-	memcpy(req->client_guid, body + 12, sizeof(req->client_guid));
+	dialect_count = smbd_get_le16(body + SMB2_NEG_REQ_DIALECT_COUNT);
+	req->security_mode = smbd_get_le16(body + SMB2_NEG_REQ_SECURITY_MODE);
+	req->capabilities = smbd_get_le32(body + SMB2_NEG_REQ_CAPABILITIES);
+	memcpy(req->client_guid, body + SMB2_NEG_REQ_CLIENT_GUID,
+	       sizeof(req->client_guid));
 
-	dialects_end = SMB2_HDR_SIZE + NEG_REQ_BODY_SIZE + 2u * dialect_count;
+	dialects_end = SMB2_HDR_SIZE + SMB2_NEG_REQ_DIALECTS +
+		       2u * dialect_count;
 	if (dialect_count == 0 || dialects_end > len)
 		return SMBD_E_SMB2_DIALECT_COUNT;
 	req->dialects.present = true;
 	req->dialects.count = dialect_count;
-	req->dialects.ids = body + NEG_REQ_BODY_SIZE;
+	req->dialects.ids = body + SMB2_NEG_REQ_DIALECTS;
 
 	/* Samba looks at the contexts only when it may choose 3.1.1. */
 	if (!smb2_id_list_has(&req->dialects, SMB2_DIALECT_311))
 		return SMBD_E_OK;
-	req->context_count = smbd_get_le16(body + 32);
-	return parse_contexts(buf, len, smbd_get_le32(body + 28), dialects_end,
-			      req);
+	req->context_count = smbd_get_le16(body + SMB2_NEG_REQ_CONTEXT_COUNT);
+	return parse_contexts(buf, len,
+			      smbd_get_le32(body + SMB2_NEG_REQ_CONTEXT_OFFSET),
+			      dialects_end, req);
 }
 
 static const u16 smb2_dialects_by_preference[] = {

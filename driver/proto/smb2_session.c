@@ -2,9 +2,6 @@
 /* SMB2 SESSION_SETUP request (MS-SMB2 2.2.5), the driver's routing input. */
 #include "smb2.h"
 
-#define SESSION_SETUP_STRUCTURE_SIZE 25
-#define SESSION_SETUP_FIXED_SIZE 24
-
 enum smbd_proto_error
 smb2_session_setup_parse(const u8 *buf, size_t len,
 			 struct smb2_session_setup_req *req)
@@ -22,21 +19,22 @@ smb2_session_setup_parse(const u8 *buf, size_t len,
 	if (req->hdr.next_command != 0 ||
 	    (req->hdr.flags & SMB2_FLAGS_RELATED_OPERATIONS))
 		return SMBD_E_SMB2_COMPOUND;
-	if (len < SMB2_HDR_SIZE + SESSION_SETUP_FIXED_SIZE)
+	if (len < SMB2_HDR_SIZE + SMB2_SETUP_REQ_BODY_SIZE)
 		return SMBD_E_TRUNCATED;
-	if (smbd_get_le16(body) != SESSION_SETUP_STRUCTURE_SIZE)
+	if (smbd_get_le16(body) != SMB2_SETUP_REQ_BODY_SIZE + 1)
 		return SMBD_E_SMB2_STRUCTURE_SIZE;
 
-	req->flags = body[2];
-	req->security_mode = body[3];
-	req->capabilities = smbd_get_le32(body + 4);
-	req->channel = smbd_get_le32(body + 8);
-	off = smbd_get_le16(body + 12);
-	req->sec_buf_len = smbd_get_le16(body + 14);
-	req->previous_session_id = smbd_get_le64(body + 16);
+	req->flags = body[SMB2_SETUP_REQ_FLAGS];
+	req->security_mode = body[SMB2_SETUP_REQ_SECURITY_MODE];
+	req->capabilities = smbd_get_le32(body + SMB2_SETUP_REQ_CAPABILITIES);
+	req->channel = smbd_get_le32(body + SMB2_SETUP_REQ_CHANNEL);
+	off = smbd_get_le16(body + SMB2_SETUP_REQ_BUFFER_OFFSET);
+	req->sec_buf_len = smbd_get_le16(body + SMB2_SETUP_REQ_BUFFER_LENGTH);
+	req->previous_session_id =
+		smbd_get_le64(body + SMB2_SETUP_REQ_PREVIOUS_SESSION);
 
 	/* Samba: the buffer must follow the fixed part, inside the PDU */
-	if (off != SMB2_HDR_SIZE + SESSION_SETUP_FIXED_SIZE ||
+	if (off != SMB2_HDR_SIZE + SMB2_SETUP_REQ_BODY_SIZE ||
 	    (size_t)off + req->sec_buf_len > len)
 		return SMBD_E_SMB2_SECURITY_BUFFER;
 	req->sec_buf = buf + off;

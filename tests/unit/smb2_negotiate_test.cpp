@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <vector>
@@ -421,6 +422,48 @@ TEST(Smb2Header, ParsesEveryField)
     EXPECT_EQ(h.session_id, 0x0123456789abcdefu);
     for (uint8_t i = 0; i < 16; i++)
         EXPECT_EQ(h.signature[i], 0xf0 | i);
+}
+
+// Every field at its named offset, as a request carries it.
+TEST(Smb2Header, BuildsEveryFieldAndDecodesBack)
+{
+    smb2_hdr h{};
+    h.credit_charge = 0x0102;
+    h.command = 0x0009;
+    h.credits = 0x0304;
+    h.flags = SMB2_FLAGS_SIGNED;
+    h.next_command = 0x78;
+    h.message_id = 0x1122334455667788;
+    h.process_id = 0x99aabbcc;
+    h.tree_id = 0xddeeff00;
+    h.session_id = 0x0123456789abcdef;
+    for (uint8_t i = 0; i < 16; i++)
+        h.signature[i] = uint8_t(0xf0 | i);
+    std::vector<uint8_t> out(SMB2_HDR_SIZE);
+    smb2_hdr_build(&h, out.data());
+
+    Bytes w;
+    w.u8(0xfe).u8('S').u8('M').u8('B').le16(64);
+    w.le16(0x0102);             // CreditCharge
+    w.le32(0);                  // ChannelSequence, Reserved
+    w.le16(0x0009);             // Command
+    w.le16(0x0304);             // CreditRequest
+    w.le32(SMB2_FLAGS_SIGNED);  // Flags
+    w.le32(0x78);               // NextCommand
+    w.le64(0x1122334455667788); // MessageId
+    w.le32(0x99aabbcc);         // ProcessId
+    w.le32(0xddeeff00);         // TreeId
+    w.le64(0x0123456789abcdef); // SessionId
+    w.raw(std::span<const uint8_t>(h.signature, 16));
+    EXPECT_TRUE(SameBytes(out, w.b));
+
+    EXPECT_EQ(smbd_get_le16(&out[SMB2_HDR_CREDITS]), 0x0304);
+    EXPECT_EQ(smbd_get_le64(&out[SMB2_HDR_SESSION_ID]), h.session_id);
+    smb2_hdr back;
+    EXPECT_PROTO_ERR(smb2_hdr_parse(out.data(), out.size(), &back), SMBD_E_OK);
+    EXPECT_EQ(back.message_id, h.message_id);
+    EXPECT_EQ(back.next_command, h.next_command);
+    EXPECT_EQ(0, std::memcmp(back.signature, h.signature, 16));
 }
 
 TEST(Smb2Header, RejectsTruncatedHeader)

@@ -374,7 +374,7 @@ Status Client::send_message(std::span<const uint8_t> message)
     free_send_.pop_back();
     uint8_t *buf = rdma_->send_buf(slot);
     std::memcpy(buf, message.data(), message.size());
-    smbd_put_le16(buf + 2, grant);
+    smbd_put_le16(buf + SMBD_DATA_CREDITS_GRANTED, grant);
     return post_slot(slot, uint32_t(message.size()), grant);
 }
 

@@ -22,7 +22,6 @@ namespace {
 constexpr size_t guard_size = 64;
 constexpr uint8_t guard_byte = 0xEE;
 constexpr uint8_t poison_byte = 0xA5;
-constexpr uint64_t large_mtu_charge = 65536;
 
 size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
@@ -340,9 +339,8 @@ Status RdmaIo::start(uint32_t slot, bool write, uint64_t offset, uint32_t size)
     std::vector<uint8_t> &descs = *described;
     bool lent = opt_.channel == CHANNEL_RDMA_V1_INVALIDATE;
 
-    // MS-SMB2 3.2.4.1.5: one credit per started 64 KiB, asked back
-    uint16_t charge = uint16_t(std::max<uint64_t>(
-        1, (uint64_t{size} + large_mtu_charge - 1) / large_mtu_charge));
+    // the charge, asked back
+    uint16_t charge = smb2_credit_charge(size);
     smb2_hdr h{};
     h.credit_charge = charge;
     h.credits = charge;

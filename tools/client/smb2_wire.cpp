@@ -10,12 +10,9 @@ namespace smbd::client {
 
 namespace {
 
-constexpr size_t NEG_REQ_BODY_SIZE = 36;
 constexpr size_t NEG_RESP_BODY_SIZE = 64;
 constexpr size_t NEG_CONTEXT_HDR_SIZE = 8;
-constexpr size_t SESSION_SETUP_FIXED_SIZE = 24;
 constexpr size_t SESSION_SETUP_RESP_FIXED_SIZE = 8;
-constexpr size_t HDR_FLAGS_OFFSET = 16;
 
 size_t align8(size_t n) { return (n + 7) & ~size_t(7); }
 
@@ -199,23 +196,14 @@ std::optional<uint16_t> parse_dialect(std::string_view s)
     return std::nullopt;
 }
 
-void put_smb2_header(const Smb2RequestHeader &h, uint8_t out[SMB2_HDR_SIZE])
+smb2_hdr smb2_request_header(uint16_t command, uint64_t message_id)
 {
-    static const uint8_t protocol_id[4] = {0xfe, 'S', 'M', 'B'};
-
-    std::memcpy(out, protocol_id, 4);
-    smbd_put_le16(out + 4, SMB2_HDR_SIZE);
-    smbd_put_le16(out + 6, h.credit_charge);
-    smbd_put_le32(out + 8, 0); // ChannelSequence + Reserved
-    smbd_put_le16(out + 12, h.command);
-    smbd_put_le16(out + 14, h.credit_request);
-    smbd_put_le32(out + 16, h.flags);
-    smbd_put_le32(out + 20, 0); // NextCommand: never compounded
-    smbd_put_le64(out + 24, h.message_id);
-    smbd_put_le32(out + 32, h.process_id);
-    smbd_put_le32(out + 36, h.tree_id);
-    smbd_put_le64(out + 40, h.session_id);
-    std::memcpy(out + 48, h.signature.data(), h.signature.size());
+    smb2_hdr h{};
+    h.command = command;
+    h.message_id = message_id;
+    h.credits = 1;
+    h.process_id = 0xFEFF;
+    return h;
 }
 
 Result<smb2_hdr> parse_smb2_response_header(std::span<const uint8_t> pdu)
@@ -243,18 +231,18 @@ build_smb2_negotiate(const Smb2NegotiateOptions &opt)
     for (uint16_t d : opt.dialects)
         smb311 |= d == SMB2_DIALECT_311;
 
-    std::vector<uint8_t> b(SMB2_HDR_SIZE + NEG_REQ_BODY_SIZE, 0);
-    Smb2RequestHeader h;
-    h.command = SMB2_NEGOTIATE;
-    put_smb2_header(h, b.data());
+    std::vector<uint8_t> b(SMB2_HDR_SIZE + SMB2_NEG_REQ_DIALECTS, 0);
+    smb2_hdr h = smb2_request_header(SMB2_NEGOTIATE, 0);
+    smb2_hdr_build(&h, b.data());
 
     uint8_t *body = &b[SMB2_HDR_SIZE];
-    smbd_put_le16(body + 0, NEG_REQ_BODY_SIZE);
-    smbd_put_le16(body + 2, uint16_t(opt.dialects.size()));
-    smbd_put_le16(body + 4, opt.security_mode);
-    smbd_put_le32(body + 8, opt.capabilities);
-    std::memcpy(body + 12, opt.client_guid.data(), 16);
-    // body + 28: NegotiateContextOffset/Count (3.1.1) or ClientStartTime 0
+    smbd_put_le16(body, SMB2_NEG_REQ_BODY_SIZE);
+    smbd_put_le16(body + SMB2_NEG_REQ_DIALECT_COUNT,
+                  uint16_t(opt.dialects.size()));
+    smbd_put_le16(body + SMB2_NEG_REQ_SECURITY_MODE, opt.security_mode);
+    smbd_put_le32(body + SMB2_NEG_REQ_CAPABILITIES, opt.capabilities);
+    std::memcpy(body + SMB2_NEG_REQ_CLIENT_GUID, opt.client_guid.data(), 16);
+    // NegotiateContextOffset/Count (3.1.1) or ClientStartTime 0
 
     Writer w{b};
     for (uint16_t d : opt.dialects)
@@ -293,8 +281,8 @@ build_smb2_negotiate(const Smb2NegotiateOptions &opt)
         count++;
     }
     body = &b[SMB2_HDR_SIZE];
-    smbd_put_le32(body + 28, uint32_t(ctx_offset));
-    smbd_put_le16(body + 32, count);
+    smbd_put_le32(body + SMB2_NEG_REQ_CONTEXT_OFFSET, uint32_t(ctx_offset));
+    smbd_put_le16(body + SMB2_NEG_REQ_CONTEXT_COUNT, count);
     return b;
 }
 
@@ -368,30 +356,29 @@ std::vector<uint8_t> default_security_blob()
 
 std::vector<uint8_t> build_smb2_session_setup(const SessionSetupOptions &opt)
 {
-    std::vector<uint8_t> b(SMB2_HDR_SIZE + SESSION_SETUP_FIXED_SIZE, 0);
-    Smb2RequestHeader h;
-    h.command = SMB2_SESSION_SETUP;
-    h.message_id = opt.message_id;
+    std::vector<uint8_t> b(SMB2_HDR_SIZE + SMB2_SETUP_REQ_BODY_SIZE, 0);
+    smb2_hdr h = smb2_request_header(SMB2_SESSION_SETUP, opt.message_id);
     h.credit_charge = 1;
-    h.credit_request = opt.credit_request;
+    h.credits = opt.credit_request;
     if (opt.binding) {
         // MS-SMB2 3.2.4.2.3.1: a binding request is signed; without the
         // session's keys the signature can only be a stand-in.
         h.session_id = opt.session_id;
         h.flags = SMB2_FLAGS_SIGNED;
-        h.signature.fill(0x5A);
+        std::memset(h.signature, 0x5A, sizeof(h.signature));
     }
-    put_smb2_header(h, b.data());
+    smb2_hdr_build(&h, b.data());
 
+    // Channel and PreviousSessionId 0
     uint8_t *body = &b[SMB2_HDR_SIZE];
-    smbd_put_le16(body + 0, SESSION_SETUP_FIXED_SIZE + 1);
-    body[2] = opt.binding ? SMB2_SESSION_FLAG_BINDING : 0;
-    body[3] = opt.security_mode;
-    smbd_put_le32(body + 4, opt.capabilities);
-    smbd_put_le32(body + 8, 0); // Channel
-    smbd_put_le16(body + 12, SMB2_HDR_SIZE + SESSION_SETUP_FIXED_SIZE);
-    smbd_put_le16(body + 14, uint16_t(opt.security_blob.size()));
-    smbd_put_le64(body + 16, 0); // PreviousSessionId
+    smbd_put_le16(body, SMB2_SETUP_REQ_BODY_SIZE + 1);
+    body[SMB2_SETUP_REQ_FLAGS] = opt.binding ? SMB2_SESSION_FLAG_BINDING : 0;
+    body[SMB2_SETUP_REQ_SECURITY_MODE] = opt.security_mode;
+    smbd_put_le32(body + SMB2_SETUP_REQ_CAPABILITIES, opt.capabilities);
+    smbd_put_le16(body + SMB2_SETUP_REQ_BUFFER_OFFSET,
+                  SMB2_HDR_SIZE + SMB2_SETUP_REQ_BODY_SIZE);
+    smbd_put_le16(body + SMB2_SETUP_REQ_BUFFER_LENGTH,
+                  uint16_t(opt.security_blob.size()));
     b.insert(b.end(), opt.security_blob.begin(), opt.security_blob.end());
     return b;
 }
@@ -434,19 +421,21 @@ parse_smb2_session_setup_response(std::span<const uint8_t> pdu)
     return r;
 }
 
+uint16_t smb2_credit_charge(uint64_t size)
+{
+    return uint16_t(std::max<uint64_t>(1, (size + 65535) / 65536));
+}
+
 namespace {
 
 void put_echo_header(const EchoSpec &spec, size_t size,
                      uint8_t out[SMB2_HDR_SIZE])
 {
-    Smb2RequestHeader h;
-    h.command = SMB2_IOCTL;
-    h.message_id = spec.message_id;
+    smb2_hdr h = smb2_request_header(SMB2_IOCTL, spec.message_id);
     h.session_id = spec.session_id;
-    // one credit per started 64 KiB, as MS-SMB2 3.1.5.2 charges
-    h.credit_charge = uint16_t(std::max<size_t>(1, (size + 65535) / 65536));
-    h.credit_request = 32;
-    put_smb2_header(h, out);
+    h.credit_charge = smb2_credit_charge(size);
+    h.credits = 32;
+    smb2_hdr_build(&h, out);
 }
 
 size_t echo_size(const EchoSpec &spec)
@@ -475,9 +464,8 @@ Status verify_echo(const EchoSpec &spec, std::span<const uint8_t> got)
 
     uint8_t want[SMB2_HDR_SIZE];
     put_echo_header(spec, size, want);
-    smbd_put_le32(want + HDR_FLAGS_OFFSET,
-                  smbd_get_le32(want + HDR_FLAGS_OFFSET) |
-                      SMB2_FLAGS_SERVER_TO_REDIR);
+    smbd_put_le32(want + SMB2_HDR_FLAGS, smbd_get_le32(want + SMB2_HDR_FLAGS) |
+                                             SMB2_FLAGS_SERVER_TO_REDIR);
     std::optional<size_t> bad;
     for (size_t i = 0; i < SMB2_HDR_SIZE && !bad; i++)
         if (got[i] != want[i])

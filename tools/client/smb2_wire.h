@@ -27,19 +27,9 @@ std::string dialect_text(uint16_t dialect);
 // Parse "0311" or "3.1.1"; nullopt for anything else.
 std::optional<uint16_t> parse_dialect(std::string_view s);
 
-struct Smb2RequestHeader {
-    uint16_t command = 0;
-    uint64_t message_id = 0;
-    uint64_t session_id = 0;
-    uint32_t flags = 0;
-    uint16_t credit_charge = 0;
-    uint16_t credit_request = 1;
-    uint32_t process_id = 0xFEFF;
-    uint32_t tree_id = 0;
-    std::array<uint8_t, 16> signature{};
-};
-
-void put_smb2_header(const Smb2RequestHeader &h, uint8_t out[SMB2_HDR_SIZE]);
+// A request header as this client writes it: one credit asked for,
+// ProcessId 0xFEFF as Windows sends it; smb2_hdr_build() writes it.
+smb2_hdr smb2_request_header(uint16_t command, uint64_t message_id);
 
 // The header of a response: protocol id, size and SERVER_TO_REDIR checked.
 Result<smb2_hdr> parse_smb2_response_header(std::span<const uint8_t> pdu);
@@ -119,6 +109,10 @@ struct SessionSetupResponse {
 // status is an Errc::smb2_status error naming it.
 Result<SessionSetupResponse>
 parse_smb2_session_setup_response(std::span<const uint8_t> pdu);
+
+// The CreditCharge of a request that moves @size bytes: one credit per
+// started 64 KiB (MS-SMB2 3.2.4.1.5), at least one.
+uint16_t smb2_credit_charge(uint64_t size);
 
 // A test PDU: an SMB2 IOCTL request header, then the pattern of MessageId.
 struct EchoSpec {

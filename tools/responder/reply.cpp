@@ -3,6 +3,7 @@
 
 #include "proto_types.h"
 #include "smb2.h"
+#include "smb2_rw.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -12,9 +13,6 @@ namespace smbd::responder {
 
 namespace {
 
-constexpr size_t flags_offset = 16;
-constexpr size_t session_id_offset = 40;
-constexpr size_t signature_offset = 48;
 // MS-SMB2 2.2.6: StructureSize 9, SessionFlags, SecurityBufferOffset/Length
 constexpr size_t session_setup_resp_fixed = 8;
 
@@ -62,15 +60,11 @@ std::vector<uint8_t> session_setup_response(std::span<const uint8_t> request,
     const auto &blob = accept_completed_blob;
     std::vector<uint8_t> out(SMB2_HDR_SIZE + session_setup_resp_fixed +
                              blob.size());
+    smb2_hdr h = req.hdr;
+    h.session_id = session_id;
     // grant what the client asked for, at least one credit, as smbd does
-    smb2_resp_hdr_build(&req.hdr, NT_STATUS_SUCCESS,
-                        std::max<uint16_t>(req.hdr.credits, 1), out.data());
-    smbd_put_le64(out.data() + session_id_offset, session_id);
-    // the responder holds no session key, so its answers are never signed
-    smbd_put_le32(out.data() + flags_offset,
-                  (req.hdr.flags | SMB2_FLAGS_SERVER_TO_REDIR) &
-                      ~SMB2_FLAGS_SIGNED);
-    std::fill_n(out.data() + signature_offset, 16, 0);
+    smb2rw::put_response_header(h, NT_STATUS_SUCCESS,
+                                smb2rw::credit_response(req.hdr), out.data());
     uint8_t *body = out.data() + SMB2_HDR_SIZE;
     smbd_put_le16(body, 9);
     smbd_put_le16(body + 2, 0);
@@ -83,28 +77,29 @@ std::vector<uint8_t> session_setup_response(std::span<const uint8_t> request,
 std::vector<uint8_t> echo_response(std::span<const uint8_t> pdu)
 {
     std::vector<uint8_t> out(pdu.begin(), pdu.end());
-    if (out.size() >= flags_offset + 4)
-        out[flags_offset] |= SMB2_FLAGS_SERVER_TO_REDIR;
+    if (out.size() >= SMB2_HDR_FLAGS + 4)
+        out[SMB2_HDR_FLAGS] |= SMB2_FLAGS_SERVER_TO_REDIR;
     return out;
 }
 
 std::string describe_pdu(std::span<const uint8_t> pdu)
 {
-    if (pdu.size() < SMB2_HDR_SIZE || pdu[0] != 0xfe || pdu[1] != 'S' ||
-        pdu[2] != 'M' || pdu[3] != 'B')
+    if (pdu.size() < SMB2_HDR_SIZE ||
+        !std::equal(smb2_protocol_id, smb2_protocol_id + SMB2_PROTOCOL_ID_SIZE,
+                    pdu.begin() + SMB2_HDR_PROTOCOL_ID))
         return "not SMB2";
-    uint16_t command = smbd_get_le16(pdu.data() + 12);
+    uint16_t command = smbd_get_le16(pdu.data() + SMB2_HDR_COMMAND);
     char buf[96];
     if (command < std::size(command_names))
         std::snprintf(buf, sizeof(buf), "%s", command_names[command]);
     else
         std::snprintf(buf, sizeof(buf), "command 0x%04x", command);
     std::string s = buf;
-    std::snprintf(
-        buf, sizeof(buf), " mid %llu session 0x%llx",
-        static_cast<unsigned long long>(smbd_get_le64(pdu.data() + 24)),
-        static_cast<unsigned long long>(
-            smbd_get_le64(pdu.data() + session_id_offset)));
+    std::snprintf(buf, sizeof(buf), " mid %llu session 0x%llx",
+                  static_cast<unsigned long long>(
+                      smbd_get_le64(pdu.data() + SMB2_HDR_MESSAGE_ID)),
+                  static_cast<unsigned long long>(
+                      smbd_get_le64(pdu.data() + SMB2_HDR_SESSION_ID)));
     return s + buf;
 }
 

@@ -11,10 +11,6 @@ namespace smbd::smb2rw {
 
 namespace {
 
-constexpr uint8_t protocol_id[4] = {0xfe, 'S', 'M', 'B'};
-constexpr size_t flags_offset = 16;
-constexpr size_t signature_offset = 48;
-
 struct RuleInfo {
     const char *name;
     const char *text;
@@ -87,16 +83,6 @@ Rule parse_channel(std::span<const uint8_t> pdu, uint16_t dialect,
     return Rule::ok;
 }
 
-// Header of a response to @req: Samba's, unsigned.
-void put_response_header(const smb2_hdr &req, uint32_t status, uint16_t credits,
-                         uint8_t *out)
-{
-    smb2_resp_hdr_build(&req, status, credits, out);
-    smbd_put_le32(out + flags_offset, (req.flags | SMB2_FLAGS_SERVER_TO_REDIR) &
-                                          ~SMB2_FLAGS_SIGNED);
-    std::memset(out + signature_offset, 0, 16);
-}
-
 // With no channel info a Buffer byte still follows the fixed body.
 size_t request_size(size_t fixed, size_t variable)
 {
@@ -138,15 +124,17 @@ Rule parse_read_request(std::span<const uint8_t> pdu, uint16_t dialect,
         e != Rule::ok)
         return e;
     const uint8_t *b = &pdu[SMB2_HDR_SIZE];
-    r.flags = b[3];
-    r.length = smbd_get_le32(b + 4);
-    r.offset = smbd_get_le64(b + 8);
-    std::copy_n(b + 16, r.file_id.size(), r.file_id.begin());
-    r.minimum_count = smbd_get_le32(b + 32);
-    r.channel = smbd_get_le32(b + 36);
-    r.remaining_bytes = smbd_get_le32(b + 40);
-    if (Rule e = parse_channel(pdu, dialect, r.channel, smbd_get_le16(b + 44),
-                               smbd_get_le16(b + 46), r.channel_info);
+    r.flags = b[READ_FLAGS];
+    r.length = smbd_get_le32(b + READ_LENGTH);
+    r.offset = smbd_get_le64(b + READ_OFFSET);
+    std::copy_n(b + READ_FILE_ID, r.file_id.size(), r.file_id.begin());
+    r.minimum_count = smbd_get_le32(b + READ_MINIMUM_COUNT);
+    r.channel = smbd_get_le32(b + READ_CHANNEL);
+    r.remaining_bytes = smbd_get_le32(b + READ_REMAINING_BYTES);
+    if (Rule e = parse_channel(pdu, dialect, r.channel,
+                               smbd_get_le16(b + READ_CHANNEL_INFO_OFFSET),
+                               smbd_get_le16(b + READ_CHANNEL_INFO_LENGTH),
+                               r.channel_info);
         e != Rule::ok)
         return e;
     return Rule::ok;
@@ -160,15 +148,17 @@ Rule parse_write_request(std::span<const uint8_t> pdu, uint16_t dialect,
         e != Rule::ok)
         return e;
     const uint8_t *b = &pdu[SMB2_HDR_SIZE];
-    uint16_t data_offset = smbd_get_le16(b + 2);
-    r.length = smbd_get_le32(b + 4);
-    r.offset = smbd_get_le64(b + 8);
-    std::copy_n(b + 16, r.file_id.size(), r.file_id.begin());
-    r.channel = smbd_get_le32(b + 32);
-    r.remaining_bytes = smbd_get_le32(b + 36);
-    r.flags = smbd_get_le32(b + 44);
-    if (Rule e = parse_channel(pdu, dialect, r.channel, smbd_get_le16(b + 40),
-                               smbd_get_le16(b + 42), r.channel_info);
+    uint16_t data_offset = smbd_get_le16(b + WRITE_DATA_OFFSET);
+    r.length = smbd_get_le32(b + WRITE_LENGTH);
+    r.offset = smbd_get_le64(b + WRITE_OFFSET);
+    std::copy_n(b + WRITE_FILE_ID, r.file_id.size(), r.file_id.begin());
+    r.channel = smbd_get_le32(b + WRITE_CHANNEL);
+    r.remaining_bytes = smbd_get_le32(b + WRITE_REMAINING_BYTES);
+    r.flags = smbd_get_le32(b + WRITE_FLAGS);
+    if (Rule e = parse_channel(pdu, dialect, r.channel,
+                               smbd_get_le16(b + WRITE_CHANNEL_INFO_OFFSET),
+                               smbd_get_le16(b + WRITE_CHANNEL_INFO_LENGTH),
+                               r.channel_info);
         e != Rule::ok)
         return e;
     if (is_rdma(r.channel)) {
@@ -187,21 +177,13 @@ Rule parse_write_request(std::span<const uint8_t> pdu, uint16_t dialect,
     return Rule::ok;
 }
 
-void put_request_header(const smb2_hdr &h, uint8_t out[SMB2_HDR_SIZE])
+void put_response_header(const smb2_hdr &req, uint32_t status, uint16_t credits,
+                         uint8_t out[SMB2_HDR_SIZE])
 {
-    std::memcpy(out, protocol_id, sizeof(protocol_id));
-    smbd_put_le16(out + 4, SMB2_HDR_SIZE);
-    smbd_put_le16(out + 6, h.credit_charge);
-    smbd_put_le32(out + 8, 0); // ChannelSequence + Reserved
-    smbd_put_le16(out + 12, h.command);
-    smbd_put_le16(out + 14, h.credits);
-    smbd_put_le32(out + 16, h.flags);
-    smbd_put_le32(out + 20, h.next_command);
-    smbd_put_le64(out + 24, h.message_id);
-    smbd_put_le32(out + 32, h.process_id);
-    smbd_put_le32(out + 36, h.tree_id);
-    smbd_put_le64(out + 40, h.session_id);
-    std::memcpy(out + 48, h.signature, sizeof(h.signature));
+    smb2_hdr h = req;
+    h.flags &= ~SMB2_FLAGS_SIGNED;
+    std::memset(h.signature, 0, sizeof(h.signature));
+    smb2_resp_hdr_build(&h, status, credits, out);
 }
 
 std::vector<uint8_t> build_read_request(const ReadRequest &r)
@@ -209,19 +191,20 @@ std::vector<uint8_t> build_read_request(const ReadRequest &r)
     std::vector<uint8_t> b(request_size(READ_REQ_FIXED, r.channel_info.size()));
     smb2_hdr h = r.hdr;
     h.command = SMB2_READ;
-    put_request_header(h, b.data());
+    smb2_hdr_build(&h, b.data());
     uint8_t *body = &b[SMB2_HDR_SIZE];
     smbd_put_le16(body, READ_REQ_FIXED + 1);
-    body[3] = r.flags;
-    smbd_put_le32(body + 4, r.length);
-    smbd_put_le64(body + 8, r.offset);
-    std::copy(r.file_id.begin(), r.file_id.end(), body + 16);
-    smbd_put_le32(body + 32, r.minimum_count);
-    smbd_put_le32(body + 36, r.channel);
-    smbd_put_le32(body + 40, r.remaining_bytes);
+    body[READ_FLAGS] = r.flags;
+    smbd_put_le32(body + READ_LENGTH, r.length);
+    smbd_put_le64(body + READ_OFFSET, r.offset);
+    std::copy(r.file_id.begin(), r.file_id.end(), body + READ_FILE_ID);
+    smbd_put_le32(body + READ_MINIMUM_COUNT, r.minimum_count);
+    smbd_put_le32(body + READ_CHANNEL, r.channel);
+    smbd_put_le32(body + READ_REMAINING_BYTES, r.remaining_bytes);
     if (!r.channel_info.empty()) {
-        smbd_put_le16(body + 44, REQ_BUFFER_OFFSET);
-        smbd_put_le16(body + 46, uint16_t(r.channel_info.size()));
+        smbd_put_le16(body + READ_CHANNEL_INFO_OFFSET, REQ_BUFFER_OFFSET);
+        smbd_put_le16(body + READ_CHANNEL_INFO_LENGTH,
+                      uint16_t(r.channel_info.size()));
         std::copy(r.channel_info.begin(), r.channel_info.end(),
                   &b[REQ_BUFFER_OFFSET]);
     }
@@ -235,21 +218,22 @@ std::vector<uint8_t> build_write_request(const WriteRequest &r)
     std::vector<uint8_t> b(request_size(WRITE_REQ_FIXED, variable.size()));
     smb2_hdr h = r.hdr;
     h.command = SMB2_WRITE;
-    put_request_header(h, b.data());
+    smb2_hdr_build(&h, b.data());
     uint8_t *body = &b[SMB2_HDR_SIZE];
     smbd_put_le16(body, WRITE_REQ_FIXED + 1);
-    smbd_put_le64(body + 8, r.offset);
-    std::copy(r.file_id.begin(), r.file_id.end(), body + 16);
-    smbd_put_le32(body + 32, r.channel);
-    smbd_put_le32(body + 44, r.flags);
+    smbd_put_le64(body + WRITE_OFFSET, r.offset);
+    std::copy(r.file_id.begin(), r.file_id.end(), body + WRITE_FILE_ID);
+    smbd_put_le32(body + WRITE_CHANNEL, r.channel);
+    smbd_put_le32(body + WRITE_FLAGS, r.flags);
     if (rdma) {
-        smbd_put_le32(body + 36, r.remaining_bytes);
-        smbd_put_le16(body + 40, REQ_BUFFER_OFFSET);
-        smbd_put_le16(body + 42, uint16_t(r.channel_info.size()));
+        smbd_put_le32(body + WRITE_REMAINING_BYTES, r.remaining_bytes);
+        smbd_put_le16(body + WRITE_CHANNEL_INFO_OFFSET, REQ_BUFFER_OFFSET);
+        smbd_put_le16(body + WRITE_CHANNEL_INFO_LENGTH,
+                      uint16_t(r.channel_info.size()));
     }
     else {
-        smbd_put_le16(body + 2, REQ_BUFFER_OFFSET);
-        smbd_put_le32(body + 4, uint32_t(r.data.size()));
+        smbd_put_le16(body + WRITE_DATA_OFFSET, REQ_BUFFER_OFFSET);
+        smbd_put_le32(body + WRITE_LENGTH, uint32_t(r.data.size()));
     }
     std::copy(variable.begin(), variable.end(), &b[REQ_BUFFER_OFFSET]);
     return b;

@@ -34,6 +34,25 @@ inline constexpr size_t WRITE_REQ_FIXED = 48;
 inline constexpr size_t READ_RESP_FIXED = 16;
 inline constexpr size_t WRITE_RESP_FIXED = 16;
 inline constexpr size_t ERROR_RESP_FIXED = 8;
+// Fields of the request bodies, from the end of the header.
+inline constexpr size_t READ_FLAGS = 3;
+inline constexpr size_t READ_LENGTH = 4;
+inline constexpr size_t READ_OFFSET = 8;
+inline constexpr size_t READ_FILE_ID = 16;
+inline constexpr size_t READ_MINIMUM_COUNT = 32;
+inline constexpr size_t READ_CHANNEL = 36;
+inline constexpr size_t READ_REMAINING_BYTES = 40;
+inline constexpr size_t READ_CHANNEL_INFO_OFFSET = 44;
+inline constexpr size_t READ_CHANNEL_INFO_LENGTH = 46;
+inline constexpr size_t WRITE_DATA_OFFSET = 2;
+inline constexpr size_t WRITE_LENGTH = 4;
+inline constexpr size_t WRITE_OFFSET = 8;
+inline constexpr size_t WRITE_FILE_ID = 16;
+inline constexpr size_t WRITE_CHANNEL = 32;
+inline constexpr size_t WRITE_REMAINING_BYTES = 36;
+inline constexpr size_t WRITE_CHANNEL_INFO_OFFSET = 40;
+inline constexpr size_t WRITE_CHANNEL_INFO_LENGTH = 42;
+inline constexpr size_t WRITE_FLAGS = 44;
 // Where the Buffer field starts, counted from the SMB2 header as the
 // ChannelInfoOffset and DataOffset fields are.
 inline constexpr uint16_t REQ_BUFFER_OFFSET = SMB2_HDR_SIZE + READ_REQ_FIXED;
@@ -125,11 +144,13 @@ std::vector<uint8_t> build_read_request(const ReadRequest &r);
 // @r.data inline at the Buffer field.
 std::vector<uint8_t> build_write_request(const WriteRequest &r);
 
-// The request header @hdr (command included) as a client writes it.
-void put_request_header(const smb2_hdr &hdr, uint8_t out[SMB2_HDR_SIZE]);
-
 // Responses. @credits is CreditResponse. The responder holds no session
 // key: responses are never signed.
+
+// The header of a response to @req: Samba's, unsigned.
+void put_response_header(const smb2_hdr &req, uint32_t status, uint16_t credits,
+                         uint8_t out[SMB2_HDR_SIZE]);
+
 struct ReadResponse {
     smb2_hdr hdr{};
     uint8_t data_offset = 0;
