@@ -8,7 +8,8 @@
 #include <set>
 
 #include "buffer_desc.h"
-#include "fuzz.h"
+#include "fuzz_judge.h"
+#include "fuzz_plan.h"
 #include "smb2_rw.h"
 
 using namespace smbd::client;
@@ -160,6 +161,41 @@ TEST(ClientFuzz, ReplayOfAConversationYieldsIdenticalBytes)
     EXPECT_NE(
         bytes_of(plan_conversation(kSeed + 1, 17, std::nullopt, t), descs),
         run[17]);
+}
+
+// A replay command printed by one build must replay on the next: the plans
+// of seed 1 are pinned, byte for byte (FNV-1a of what bytes_of gives).
+TEST(ClientFuzz, PlansOfSeedOneArePinned)
+{
+    auto descs = two_descriptors();
+    uint64_t h = 1469598103934665603ull;
+    for (uint64_t i = 0; i < 400; i++)
+        for (const auto &v :
+             bytes_of(plan_conversation(kSeed, i, std::nullopt, {}), descs)) {
+            for (uint8_t b : v)
+                h = (h ^ b) * 1099511628211ull;
+            h = (h ^ 0x100) * 1099511628211ull;
+        }
+    EXPECT_EQ(h, 0x448667ae8bfe5680ull);
+}
+
+TEST(ClientFuzz, OwnedFragmentsCarryThePduAfterSessionSetup)
+{
+    size_t owned = 0;
+    for (uint64_t i = 0; i < 100; i++) {
+        auto f = std::get<FragmentsPlan>(plan(i, FuzzStage::fragments).detail);
+        smb2_hdr h;
+        ASSERT_EQ(smb2_hdr_parse(f.pdu.data(), f.pdu.size(), &h), SMBD_E_OK);
+        if (!f.owned) {
+            EXPECT_EQ(h.command, SMB2_NEGOTIATE);
+            continue;
+        }
+        owned++;
+        EXPECT_EQ(h.message_id, fuzz_first_io_message_id);
+        EXPECT_EQ(h.session_id, 0u);
+    }
+    EXPECT_GT(owned, 30u);
+    EXPECT_LT(owned, 70u);
 }
 
 TEST(ClientFuzz, RestrictingToItsOwnStageChangesNothing)
