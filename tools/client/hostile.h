@@ -1,6 +1,7 @@
 // Hostile modes: each breaks exactly one rule of MS-SMBD or of the driver's
 // SMB2 front door, so a test can check that the driver disconnects with the
-// reason it should record.
+// reason it should record. One table: each mode's name, reason, rule and
+// the small function that plays it from a connection on (hostile.cpp).
 #ifndef SMBD_CLIENT_HOSTILE_H
 #define SMBD_CLIENT_HOSTILE_H
 
@@ -10,6 +11,8 @@
 #include <string_view>
 
 namespace smbd::client {
+
+class Flow;
 
 enum class Hostile {
     none,
@@ -42,6 +45,7 @@ struct HostileInfo {
     uint32_t reason;       // SMBD_REASON_* the driver should record
     std::string_view reason_name;
     std::string_view rule; // what the mode does, in plain words
+    void (*play)(Flow &);  // from the connection to the outcome
 };
 
 std::span<const HostileInfo> hostile_modes();

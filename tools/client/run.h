@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,6 +72,59 @@ struct RunReport {
 // @progress, if given, sees each step as it happens.
 RunReport run(const RunOptions &opt,
               const std::function<void(const std::string &)> &progress = {});
+
+// The steps of a run, of which each hostile mode (hostile.cpp) is made.
+// A step that fails, or that ends the run, finishes the report and returns
+// false.
+class Flow {
+  public:
+    Flow(const RunOptions &opt,
+         const std::function<void(const std::string &)> &progress);
+    // Connect, play the mode, close.
+    RunReport run();
+
+    const RunOptions &opt() const { return opt_; }
+    Client &client() { return *c_; }
+    const RunReport &report() const { return r_; }
+
+    void step(const std::string &line);
+    void finish(bool ok, const std::string &outcome);
+    void fail(const std::string &what, const Error &e);
+    // The mode's rule is broken; the server must now end the connection.
+    void expect_disconnect(bool process_completions = true);
+
+    bool smbd_negotiate();
+    bool smb2_negotiate();
+    // SESSION_SETUP, new or binding, or the refusal --expect-status names
+    bool session_setup();
+    SessionSetupOptions setup_options() const;
+    bool session()
+    {
+        return smbd_negotiate() && smb2_negotiate() && session_setup();
+    }
+    // After the session: SMB2 READ/WRITE over RDMA when asked for, and
+    // false; true: the mode's PDUs go next.
+    bool pdus_next();
+
+    // The echoed PDUs: the i-th, checking the answer to one (@spec: the
+    // i-th unless told), sending each and checking its echo, and what was
+    // checked in words.
+    EchoSpec echo(uint32_t i) const;
+    bool verify(uint32_t i, const Result<std::vector<uint8_t>> &got);
+    bool verify(uint32_t i, const Result<std::vector<uint8_t>> &got,
+                const EchoSpec &spec);
+    bool echo_each();
+    std::string echoed_text() const;
+
+  private:
+    void rdma_io();
+
+    const RunOptions &opt_;
+    const std::function<void(const std::string &)> &progress_;
+    const HostileInfo &info_;
+    std::unique_ptr<Client> c_;
+    RunReport r_;
+};
 
 } // namespace smbd::client
 
