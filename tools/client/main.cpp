@@ -2,16 +2,13 @@
 // negotiate, set up or bind a session, send PDUs and check their echoes, or
 // write and read back data over RDMA, or benchmark READ/WRITE; or break one
 // rule (--hostile) and check that the server disconnects; or fuzz (--fuzz).
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <string_view>
 
-#include "fuzz.h"
-#include "run.h"
+#include "options.h"
 
 using namespace smbd::client;
 
@@ -96,31 +93,6 @@ void list_hostile()
                     std::string(m.name).c_str(),
                     std::string(m.reason_name).c_str(), int(m.rule.size()),
                     m.rule.data());
-}
-
-bool parse_u64(const char *s, uint64_t max, uint64_t &out)
-{
-    char *end = nullptr;
-    errno = 0;
-    unsigned long long v = std::strtoull(s, &end, 0);
-    if (errno || end == s || *end || v > max || s[0] == '-')
-        return false;
-    out = v;
-    return true;
-}
-
-bool parse_dialects(std::string_view list, std::vector<uint16_t> &out)
-{
-    out.clear();
-    while (!list.empty()) {
-        size_t comma = list.find(',');
-        auto d = parse_dialect(list.substr(0, comma));
-        if (!d)
-            return false;
-        out.push_back(*d);
-        list = comma == list.npos ? std::string_view() : list.substr(comma + 1);
-    }
-    return !out.empty();
 }
 
 std::string json_string(std::string_view s)
@@ -275,232 +247,49 @@ void print_summary(const RunReport &r)
                 (long long)r.elapsed.count());
 }
 
+// --fuzz: a line per conversation unless --quiet, then the NETFUZZ line.
+int run_fuzzer(const CliOptions &o)
+{
+    FuzzReport r = run_fuzz(o.fuzz, [&](const std::string &line) {
+        if (!o.quiet) {
+            std::printf("%s\n", line.c_str());
+            std::fflush(stdout);
+        }
+    });
+    if (!r.ok) {
+        std::printf("FAILED: %s\n", r.failure.c_str());
+        if (!r.replay.empty())
+            std::printf("replay: %s\n", r.replay.c_str());
+    }
+    std::printf("%s\n", fuzz_summary(o.fuzz, r).c_str());
+    return r.ok ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
-    RunOptions opt;
-    FuzzOptions fuzz;
-    fuzz.program = argv[0];
-    bool fuzzing = false;
-    bool quiet = false, json = false, have_addr = false;
-    for (int i = 1; i < argc; i++) {
-        std::string_view a = argv[i];
-        auto value = [&]() -> const char * {
-            if (i + 1 >= argc) {
-                std::fprintf(stderr, "smbdirect-client: %s needs a value\n",
-                             argv[i]);
-                std::exit(2);
-            }
-            return argv[++i];
-        };
-        auto number = [&](uint64_t max) -> uint64_t {
-            const char *name = argv[i];
-            const char *v = value();
-            uint64_t n;
-            if (!parse_u64(v, max, n)) {
-                std::fprintf(stderr,
-                             "smbdirect-client: %s: '%s' is not a number "
-                             "up to %llu\n",
-                             name, v, (unsigned long long)max);
-                std::exit(2);
-            }
-            return n;
-        };
-        if (a == "--help" || a == "-h") {
-            usage(stdout);
-            return 0;
-        }
-        else if (a == "--list-hostile") {
-            list_hostile();
-            return 0;
-        }
-        else if (a == "--addr") {
-            opt.addr = value();
-            have_addr = true;
-        }
-        else if (a == "--port") {
-            opt.port = uint16_t(number(65535));
-        }
-        else if (a == "--dialects") {
-            const char *v = value();
-            if (!parse_dialects(v, opt.smb2.dialects)) {
-                std::fprintf(stderr,
-                             "smbdirect-client: --dialects: '%s' is not a "
-                             "list like 0300,0302,0311\n",
-                             v);
-                return 2;
-            }
-        }
-        else if (a == "--new") {
-            opt.bind = false;
-        }
-        else if (a == "--bind") {
-            opt.bind = true;
-            opt.bind_session = number(UINT64_MAX);
-        }
-        else if (a == "--expect-status") {
-            opt.expect_status = uint32_t(number(UINT32_MAX));
-        }
-        else if (a == "--pdus") {
-            opt.pdus = uint32_t(number(UINT32_MAX));
-        }
-        else if (a == "--size") {
-            opt.size = uint32_t(number(UINT32_MAX));
-        }
-        else if (a == "--posix") {
-            opt.smb2.posix = true;
-        }
-        else if (a == "--hostile") {
-            const char *v = value();
-            auto h = parse_hostile(v);
-            if (!h) {
-                std::fprintf(stderr,
-                             "smbdirect-client: unknown hostile mode '%s'; "
-                             "--list-hostile shows them\n",
-                             v);
-                return 2;
-            }
-            opt.hostile = *h;
-        }
-        else if (a == "--wait") {
-            opt.wait = std::chrono::seconds(number(86400));
-        }
-        else if (a == "--timeout") {
-            opt.connect.timeout = std::chrono::seconds(number(86400));
-        }
-        else if (a == "--receive-credits") {
-            opt.connect.receive_credit_max = uint16_t(number(65535));
-        }
-        else if (a == "--send-credits") {
-            opt.connect.send_credit_target = uint16_t(number(65535));
-        }
-        else if (a == "--send-size") {
-            opt.connect.preferred_send_size = uint32_t(number(1u << 20));
-        }
-        else if (a == "--receive-size") {
-            opt.connect.max_receive_size = uint32_t(number(1u << 20));
-        }
-        else if (a == "--fragmented-size") {
-            opt.connect.max_fragmented_size = uint32_t(number(UINT32_MAX));
-        }
-        else if (a == "--write-read") {
-            opt.io = IoMode::write_read;
-            opt.write_read.size = uint32_t(number(UINT32_MAX));
-        }
-        else if (a == "--io-count") {
-            opt.write_read.rounds = uint32_t(number(UINT32_MAX));
-        }
-        else if (a == "--offset") {
-            opt.write_read.offset = number(UINT64_MAX);
-        }
-        else if (a == "--bench") {
-            std::string_view v = value();
-            if (v != "read" && v != "write") {
-                std::fprintf(
-                    stderr,
-                    "smbdirect-client: --bench read or --bench write\n");
-                return 2;
-            }
-            opt.io = IoMode::bench;
-            opt.bench.write = v == "write";
-        }
-        else if (a == "--depth") {
-            opt.bench.depth = uint32_t(number(4096));
-        }
-        else if (a == "--seconds") {
-            const char *v = value();
-            char *end = nullptr;
-            double s = std::strtod(v, &end);
-            if (end == v || *end || !(s > 0) || s > 86400) {
-                std::fprintf(stderr,
-                             "smbdirect-client: --seconds: '%s' is not a "
-                             "duration in seconds\n",
-                             v);
-                return 2;
-            }
-            opt.bench.duration = std::chrono::milliseconds(int64_t(s * 1000));
-        }
-        else if (a == "--channel") {
-            std::string_view v = value();
-            if (v == "rdma") {
-                opt.channel = smbd::smb2rw::CHANNEL_RDMA_V1;
-            }
-            else if (v == "rdma-invalidate") {
-                opt.channel = smbd::smb2rw::CHANNEL_RDMA_V1_INVALIDATE;
-            }
-            else {
-                std::fprintf(stderr, "smbdirect-client: --channel rdma or "
-                                     "--channel rdma-invalidate\n");
-                return 2;
-            }
-        }
-        else if (a == "--descriptors") {
-            opt.descriptors = uint32_t(number(4095));
-        }
-        else if (a == "--descriptor-extra") {
-            opt.descriptor_extra = uint32_t(number(UINT32_MAX));
-        }
-        else if (a == "--file-size") {
-            opt.file.size = number(UINT64_MAX);
-        }
-        else if (a == "--fuzz") {
-            fuzzing = true;
-            fuzz.seed = number(UINT64_MAX);
-        }
-        else if (a == "--conversations") {
-            fuzz.conversations = number(UINT64_MAX);
-        }
-        else if (a == "--first") {
-            fuzz.first = number(UINT64_MAX);
-        }
-        else if (a == "--fuzz-stage") {
-            const char *v = value();
-            fuzz.stage = parse_fuzz_stage(v);
-            if (!fuzz.stage) {
-                std::fprintf(stderr,
-                             "smbdirect-client: unknown fuzz stage '%s'\n", v);
-                return 2;
-            }
-        }
-        else if (a == "--fuzz-wait") {
-            fuzz.wait = std::chrono::milliseconds(number(60000));
-        }
-        else if (a == "--quiet") {
-            quiet = true;
-        }
-        else if (a == "--json") {
-            json = true;
-        }
-        else {
-            std::fprintf(stderr, "smbdirect-client: unknown option '%s'\n",
-                         argv[i]);
+    auto parsed = parse_args(argc, argv);
+    if (auto *e = std::get_if<CliError>(&parsed)) {
+        if (!e->message.empty())
+            std::fprintf(stderr, "%s\n", e->message.c_str());
+        if (e->usage)
             usage(stderr);
-            return 2;
-        }
-    }
-    if (!have_addr) {
-        usage(stderr);
         return 2;
     }
-    if (fuzzing) {
-        fuzz.addr = opt.addr;
-        fuzz.port = opt.port;
-        fuzz.timeout = opt.connect.timeout;
-        fuzz.file.size = opt.file.size;
-        FuzzReport r = run_fuzz(fuzz, [&](const std::string &line) {
-            if (!quiet) {
-                std::printf("%s\n", line.c_str());
-                std::fflush(stdout);
-            }
-        });
-        if (!r.ok) {
-            std::printf("FAILED: %s\n", r.failure.c_str());
-            if (!r.replay.empty())
-                std::printf("replay: %s\n", r.replay.c_str());
-        }
-        std::printf("%s\n", fuzz_summary(fuzz, r).c_str());
-        return r.ok ? 0 : 1;
+    CliOptions &o = *std::get_if<CliOptions>(&parsed);
+    RunOptions &opt = o.run;
+    switch (o.action) {
+    case CliOptions::Action::help:
+        usage(stdout);
+        return 0;
+    case CliOptions::Action::list_hostile:
+        list_hostile();
+        return 0;
+    case CliOptions::Action::fuzz:
+        return run_fuzzer(o);
+    case CliOptions::Action::run:
+        break;
     }
 
     // a per-run salt and ClientGuid, as a real client draws them
@@ -513,13 +302,6 @@ int main(int argc, char **argv)
     // a new file pattern each run: a READ cannot pass on an old run's data
     opt.file.seed = (uint64_t(std::rand()) << 32) | uint32_t(std::rand());
     if (opt.io == IoMode::bench) {
-        // the size of a benchmark transfer, not of an echoed PDU
-        opt.bench.size = opt.size;
-        if (opt.bench.size == 0 || opt.bench.depth == 0) {
-            std::fprintf(stderr, "smbdirect-client: --bench needs --size and "
-                                 "--depth of at least 1\n");
-            return 2;
-        }
         RunReport r = run(opt);
         if (!r.ok || !r.io) {
             std::fprintf(stderr, "smbdirect-client: FAILED: %s\n",
@@ -531,15 +313,15 @@ int main(int argc, char **argv)
     }
 
     auto progress = [&](const std::string &line) {
-        if (!quiet && !json) {
+        if (!o.quiet && !o.json) {
             std::printf("%s\n", line.c_str());
             std::fflush(stdout);
         }
     };
     RunReport r = run(opt, progress);
-    if (json)
+    if (o.json)
         print_json(r);
-    else if (quiet)
+    else if (o.quiet)
         std::printf("%s: %s\n", r.ok ? "OK" : "FAILED", r.outcome.c_str());
     else
         print_summary(r);
