@@ -112,32 +112,40 @@ class Responder {
         void operator()(smbd_dev_events *e) const { smbd_dev_events_free(e); }
     };
 
-    int serve();
-    int serve_poll();
-    int serve_tevent();
-    static void glue_event(const smbd_dev_event *ev, void *self);
-    static void glue_rdma_done(tevent_req *req);
-    int drain_events();
+    // responder.cpp: the device and a connection's life
     int open_device();
+    int serve();
+    bool finished() const;
     void handle(const smbd_dev_event &ev);
     void on_new_connection(const smbd_dev_event &ev);
     void on_new_channel(const smbd_dev_event &ev);
     void on_disconnected(const smbd_dev_event &ev);
-    void on_io_request(const smbd_dev_event &ev);
-    void on_rdma_done(uint64_t id, int32_t status, uint64_t bytes);
+    uint64_t new_session_id();
+    // children.cpp
+    void fork_child(const smbd_dev_event &ev);
+    void serve_child(const uint8_t *token);
+    void reap_children(bool wait);
+    // poll_loop.cpp
+    int serve_poll();
+    int drain_events();
+    // tevent_loop.cpp
+    int serve_tevent();
+    static void glue_event(const smbd_dev_event *ev, void *self);
+    void start_tevent_transfers();
+    static void glue_rdma_done(tevent_req *req);
+    // smb2_io.cpp
     void setup_io();
+    void reset_io();
+    void on_io_request(uint64_t conn_id, std::span<const uint8_t> pdu);
     void answer(uint64_t conn_id, const Decision &d,
                 std::vector<uint8_t> response);
+    static std::vector<std::span<uint8_t>> memory(const Io &io);
     void start_transfers();
     smbd_dev_rdma rdma_op(uint64_t id) const;
     void transfer_failed(uint64_t id, int err);
-    static std::vector<std::span<uint8_t>> memory(const Io &io);
-    void reset_io();
+    void on_rdma_done(uint64_t id, int32_t status, uint64_t bytes);
+    void forget_io(uint64_t conn_id);
     void flush_sends();
-    void serve_child(const uint8_t *token);
-    void reap_children(bool wait);
-    bool finished() const;
-    uint64_t new_session_id();
     void log(const char *fmt, ...) const __attribute__((format(printf, 2, 3)));
 
     Options opts_;

@@ -1,0 +1,96 @@
+// The responder's forked children: one per new session, as smbd forks
+// them, and their reaping; see responder.h.
+#include "responder.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace smbd::responder {
+
+// Like smbd's master: a child per new session, which claims the
+// connection by its token.
+void Responder::fork_child(const smbd_dev_event &ev)
+{
+    // flush the log so the child does not print the master's buffer again
+    if (opts_.log)
+        std::fflush(opts_.log);
+    pid_t pid = fork();
+    if (pid < 0) {
+        log("fork failed: %s", strerror(errno));
+        return;
+    }
+    if (pid == 0) {
+        uint8_t token[SMBD_TOKEN_SIZE];
+        // the event storage goes with the master's handle
+        std::copy_n(ev.token, SMBD_TOKEN_SIZE, token);
+        serve_child(token); // does not return
+    }
+    children_.insert(pid);
+    summary_.children++;
+    log("conn %llu: forked child %d to claim it",
+        static_cast<unsigned long long>(ev.conn_id), pid);
+}
+
+// The child, like a forked smbd, drops the master's file and serves the
+// connection from its own.
+void Responder::serve_child(const uint8_t *token)
+{
+    child_ = true;
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    // the parent's transfers and memory are not this process's
+    reset_io();
+    events_.reset();
+    dev_.reset();
+    close(stop_fd_);
+    stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    children_.clear();
+    pending_.clear();
+    live_.clear();
+    summary_ = Summary{};
+    int rc = 1;
+    uint64_t id = 0;
+    int err = open_device();
+    if (!err && (err = smbd_dev_accept(dev_.get(), token, &id)))
+        log("%s", smbd_dev_errmsg(dev_.get()));
+    if (stop_fd_ < 0) {
+        log("eventfd: %s", strerror(errno));
+    }
+    else if (!err) {
+        live_.insert(id);
+        log("conn %llu: ACCEPTed on this process's own file",
+            static_cast<unsigned long long>(id));
+        err = serve();
+        rc = err ? 1 : 0;
+    }
+    print_summary();
+    _exit(rc);
+}
+
+void Responder::reap_children(bool wait)
+{
+    if (wait)
+        for (int pid : children_)
+            kill(pid, SIGTERM);
+    for (auto it = children_.begin(); it != children_.end();) {
+        int status = 0;
+        pid_t r = waitpid(*it, &status, wait ? 0 : WNOHANG);
+        if (r == 0) {
+            ++it;
+            continue;
+        }
+        if (r > 0)
+            log("child %d ended (%s %d)", *it,
+                WIFEXITED(status) ? "exit" : "signal",
+                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+        summary_.ended++;
+        it = children_.erase(it);
+    }
+}
+
+} // namespace smbd::responder

@@ -1,0 +1,123 @@
+// The responder on a tevent loop through libsmbd-tevent, as smbd runs;
+// see responder.h.
+#include "responder.h"
+
+#include <cerrno>
+#include <cstring>
+
+namespace smbd::responder {
+
+namespace {
+
+void stop_handler(tevent_context *, tevent_fd *, uint16_t, void *stopped)
+{
+    *static_cast<bool *>(stopped) = true;
+}
+
+// the master wakes now and then to reap its children
+void tick(tevent_context *ev, tevent_timer *, timeval, void *self)
+{
+    tevent_add_timer(ev, ev, tevent_timeval_current_ofs(0, 100000), tick, self);
+}
+
+} // namespace
+
+namespace {
+
+struct RdmaCallback {
+    Responder *responder;
+    uint64_t id;
+};
+
+} // namespace
+
+// The same service on a tevent loop: the glue fetches and dispatches
+// events (connections attached at their NEW_CHANNEL), RDMA transfers are
+// tevent requests, and what the callbacks queued is started and sent
+// after each turn of the loop.
+int Responder::serve_tevent()
+{
+    TALLOC_CTX *mem = talloc_new(nullptr);
+    bool stopped = false;
+    int err = ENOMEM;
+    ev_ = mem ? tevent_context_init(mem) : nullptr;
+    glue_ = ev_ ? smbd_tevent_setup(mem, ev_, dev_.get(), glue_event, this)
+                : nullptr;
+    if (glue_ && tevent_add_fd(ev_, mem, stop_fd_, TEVENT_FD_READ, stop_handler,
+                               &stopped)) {
+        if (!child_)
+            tick(ev_, nullptr, {}, this);
+        log("serving on a tevent loop through libsmbd-tevent");
+        err = 0;
+    }
+    while (!err) {
+        if (tevent_loop_once(ev_) != 0) {
+            err = errno ? errno : EIO;
+            break;
+        }
+        if (stopped) {
+            log("stopping");
+            break;
+        }
+        if (glue_error_) {
+            err = glue_error_;
+            break;
+        }
+        if (!child_)
+            reap_children(false);
+        start_transfers();
+        flush_sends();
+        if (finished())
+            break;
+    }
+    if (err)
+        log("tevent loop: %s", strerror(err));
+    // requests still running are orphaned: the library keeps their memory
+    // until the kernel is done
+    talloc_free(mem);
+    ev_ = nullptr;
+    glue_ = nullptr;
+    return err;
+}
+
+void Responder::glue_event(const smbd_dev_event *ev, void *self)
+{
+    auto *r = static_cast<Responder *>(self);
+    if (ev->type == 0) {
+        r->glue_error_ = -ev->status;
+        r->log("%s", smbd_dev_errmsg(r->dev_.get()));
+        return;
+    }
+    r->handle(*ev);
+}
+
+// On a tevent loop each transfer is a request of the glue.
+void Responder::start_tevent_transfers()
+{
+    for (uint64_t id : ready_) {
+        smbd_dev_rdma op = rdma_op(id);
+        tevent_req *req = smbd_tevent_rdma_send(ev_, ev_, glue_, &op);
+        auto *cb = req ? talloc(req, RdmaCallback) : nullptr;
+        if (!cb) {
+            talloc_free(req);
+            transfer_failed(id, ENOMEM);
+            continue;
+        }
+        *cb = {this, id};
+        tevent_req_set_callback(req, glue_rdma_done, cb);
+        in_flight_.at(id).req = req;
+        summary_.rdma_ops++;
+    }
+    ready_.clear();
+}
+
+void Responder::glue_rdma_done(tevent_req *req)
+{
+    auto cb = *static_cast<RdmaCallback *>(tevent_req_callback_data_void(req));
+    uint64_t bytes = 0;
+    int err = smbd_tevent_rdma_recv(req, &bytes);
+    talloc_free(req);
+    cb.responder->on_rdma_done(cb.id, -err, bytes);
+}
+
+} // namespace smbd::responder
