@@ -1,0 +1,95 @@
+#include "signing.h"
+
+#include <algorithm>
+#include <string>
+
+#include "le.h"
+#include "smb2.h"
+
+namespace smbd::smb2sec {
+
+namespace {
+
+constexpr size_t kFlagsAt = 16;
+constexpr size_t kMessageIdAt = 24;
+constexpr size_t kSignatureAt = 48;
+constexpr size_t kCommandAt = 12;
+
+// The signature over @pdu with its Signature field taken as zero.
+Bytes16 compute(SigningAlgorithm alg, const Bytes16 &key, ByteView pdu)
+{
+    static constexpr Bytes16 kZero{};
+    ByteView head = pdu.first(kSignatureAt);
+    ByteView body = pdu.subspan(SMB2_HDR_SIZE);
+    switch (alg) {
+    case SigningAlgorithm::hmac_sha256: {
+        auto h = hmac_sha256(key, {head, kZero, body});
+        Bytes16 sig;
+        std::copy_n(h.begin(), sig.size(), sig.begin());
+        return sig;
+    }
+    case SigningAlgorithm::aes_cmac:
+        return aes128_cmac(key, {head, kZero, body});
+    case SigningAlgorithm::aes_gmac: {
+        // Nonce: MessageId, then a 32-bit word with bit 0 set by the server
+        // and bit 1 on a CANCEL request (MS-SMB2 3.1.4.1).
+        uint32_t flags = le::get32(pdu, kFlagsAt);
+        bool response = flags & SMB2_FLAGS_SERVER_TO_REDIR;
+        bool cancel = !response && le::get16(pdu, kCommandAt) == SMB2_CANCEL;
+        std::array<uint8_t, 12> nonce{};
+        std::copy_n(pdu.begin() + kMessageIdAt, 8, nonce.begin());
+        nonce[8] = uint8_t((response ? 1 : 0) | (cancel ? 2 : 0));
+        return aes128_gmac(key, nonce, {head, kZero, body});
+    }
+    }
+    return {};
+}
+
+Status check_size(ByteView pdu)
+{
+    if (pdu.size() < SMB2_HDR_SIZE)
+        return Error{Errc::truncated, "SMB2 message of " +
+                                          std::to_string(pdu.size()) +
+                                          " bytes, shorter than its header"};
+    return {};
+}
+
+} // namespace
+
+SigningAlgorithm signing_algorithm(uint16_t dialect,
+                                   std::optional<uint16_t> signing_id)
+{
+    if (dialect < SMB2_DIALECT_300)
+        return SigningAlgorithm::hmac_sha256;
+    if (dialect == SMB2_DIALECT_311 && signing_id) {
+        if (*signing_id == SMB2_SIGNING_AES128_GMAC)
+            return SigningAlgorithm::aes_gmac;
+        if (*signing_id == SMB2_SIGNING_HMAC_SHA256)
+            return SigningAlgorithm::hmac_sha256;
+    }
+    return SigningAlgorithm::aes_cmac;
+}
+
+Status sign_pdu(SigningAlgorithm alg, const Bytes16 &key,
+                std::span<uint8_t> pdu)
+{
+    if (auto s = check_size(pdu); !s)
+        return s;
+    le::set32(pdu, kFlagsAt, le::get32(pdu, kFlagsAt) | SMB2_FLAGS_SIGNED);
+    Bytes16 sig = compute(alg, key, pdu);
+    std::copy(sig.begin(), sig.end(), pdu.begin() + kSignatureAt);
+    return {};
+}
+
+Status verify_pdu(SigningAlgorithm alg, const Bytes16 &key, ByteView pdu)
+{
+    if (auto s = check_size(pdu); !s)
+        return s;
+    if (!(le::get32(pdu, kFlagsAt) & SMB2_FLAGS_SIGNED))
+        return Error{Errc::pdu_signature, "SMB2 message not signed"};
+    if (!same(compute(alg, key, pdu), pdu.subspan(kSignatureAt, 16)))
+        return Error{Errc::pdu_signature, "SMB2 signature does not verify"};
+    return {};
+}
+
+} // namespace smbd::smb2sec

@@ -1,0 +1,35 @@
+// SMB2/3 message signing (MS-SMB2 3.1.4.1, 3.1.5.1): HMAC-SHA256 for 2.x,
+// AES-128-CMAC for 3.x, AES-128-GMAC when 3.1.1 negotiated it. One message
+// at a time: its 64-byte header and body, with the padding of a compound
+// chain.
+#ifndef SMBD_SMB2SEC_SIGNING_H
+#define SMBD_SMB2SEC_SIGNING_H
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "crypto.h"
+#include "result.h"
+
+namespace smbd::smb2sec {
+
+// not in the protocol core, which never sees one
+inline constexpr uint16_t SMB2_CANCEL = 0x000C;
+
+enum class SigningAlgorithm { hmac_sha256, aes_cmac, aes_gmac };
+
+// The algorithm of a connection of @dialect; @signing_id is the id of a
+// 3.1.1 SMB2_SIGNING_CAPABILITIES response, nullopt when there was none.
+SigningAlgorithm signing_algorithm(uint16_t dialect,
+                                   std::optional<uint16_t> signing_id);
+
+// Sets SMB2_FLAGS_SIGNED and writes the signature into @pdu.
+Status sign_pdu(SigningAlgorithm alg, const Bytes16 &key,
+                std::span<uint8_t> pdu);
+// The message must be flagged signed and its signature must verify.
+Status verify_pdu(SigningAlgorithm alg, const Bytes16 &key, ByteView pdu);
+
+} // namespace smbd::smb2sec
+
+#endif // SMBD_SMB2SEC_SIGNING_H
