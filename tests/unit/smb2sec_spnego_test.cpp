@@ -122,6 +122,21 @@ TEST(Spnego, ForgedFinalMechListMicFails)
     EXPECT_EQ(s.error().code, Errc::mic);
 }
 
+TEST(Spnego, RequestMicIsAnswered)
+{
+    // the server's first answer with negState request-mic instead
+    auto first = buffer(blog::kSessionSetupResponse1, false);
+    ASSERT_EQ(first[10], uint8_t(NegState::accept_incomplete));
+    first[10] = uint8_t(NegState::request_mic);
+    NtlmClient client(blog_config());
+    client.start();
+    auto answer = client.step(first, blog_nonces());
+    ASSERT_TRUE(answer) << answer.error().message;
+    auto ours = parse_neg_token_resp(*answer);
+    ASSERT_TRUE(ours);
+    EXPECT_EQ(ours->mech_list_mic.size(), 16u);
+}
+
 TEST(Spnego, RejectIsAnError)
 {
     NtlmClient client(ntlm::ClientConfig{});

@@ -129,9 +129,11 @@ Result<std::vector<uint8_t>> NtlmClient::step(ByteView server_token,
     auto resp = parse_neg_token_resp(server_token);
     if (!resp)
         return resp.error();
-    if (resp->state != NegState::accept_incomplete)
-        return err(Errc::spnego, "the server's first answer is not "
-                                 "accept-incomplete");
+    // request-mic asks for the mechListMIC this client sends anyway
+    if (resp->state != NegState::accept_incomplete &&
+        resp->state != NegState::request_mic)
+        return err(Errc::spnego, "the server's first answer is neither "
+                                 "accept-incomplete nor request-mic");
     if (!resp->supported_mech.empty() &&
         !std::ranges::equal(resp->supported_mech, OID_NTLMSSP))
         return err(Errc::spnego, "the server chose a mechanism other than "
