@@ -48,9 +48,4 @@ std::error_code make_error_code(Errc e)
     return {static_cast<int>(e), client_category()};
 }
 
-Error make_error(Errc e, std::string message)
-{
-    return Error{make_error_code(e), std::move(message)};
-}
-
 } // namespace smbd::client

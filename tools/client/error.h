@@ -1,13 +1,11 @@
-// Errors of the SMB Direct client: a code to branch on and a sentence a
-// person can act on.
+// Errors of the SMB Direct client: its codes, their category, and the
+// shared Error and Result (result.h).
 #ifndef SMBD_CLIENT_ERROR_H
 #define SMBD_CLIENT_ERROR_H
 
-#include <optional>
-#include <string>
 #include <system_error>
-#include <utility>
-#include <variant>
+
+#include "result.h"
 
 namespace smbd::client {
 
@@ -27,47 +25,11 @@ enum class Errc {
 const std::error_category &client_category();
 std::error_code make_error_code(Errc e);
 
-struct Error {
-    std::error_code code;
-    std::string message;
-};
-
-Error make_error(Errc e, std::string message);
-
-// Either a value or an Error (std::expected is C++23).
-template <class T> class [[nodiscard]] Result {
-  public:
-    Result(T value) : v_(std::move(value)) {}
-    Result(Error error) : v_(std::move(error)) {}
-
-    bool ok() const { return v_.index() == 0; }
-    explicit operator bool() const { return ok(); }
-    T &value() { return std::get<0>(v_); }
-    const T &value() const { return std::get<0>(v_); }
-    T &operator*() { return value(); }
-    const T &operator*() const { return value(); }
-    T *operator->() { return &value(); }
-    const T *operator->() const { return &value(); }
-    const Error &error() const { return std::get<1>(v_); }
-
-  private:
-    std::variant<T, Error> v_;
-};
-
-template <> class [[nodiscard]] Result<void> {
-  public:
-    Result() = default;
-    Result(Error error) : e_(std::move(error)) {}
-
-    bool ok() const { return !e_; }
-    explicit operator bool() const { return ok(); }
-    const Error &error() const { return *e_; }
-
-  private:
-    std::optional<Error> e_;
-};
-
-using Status = Result<void>;
+// The shared shape (result.h), under the client's names.
+using smbd::Error;
+using smbd::make_error;
+using smbd::Result;
+using smbd::Status;
 
 } // namespace smbd::client
 

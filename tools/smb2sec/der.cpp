@@ -6,7 +6,7 @@ namespace smbd::smb2sec::der {
 
 namespace {
 
-Error err(std::string m) { return Error{Errc::der, std::move(m)}; }
+Error err(std::string m) { return make_error(Errc::der, std::move(m)); }
 
 } // namespace
 
@@ -43,11 +43,12 @@ Result<ByteView> Reader::expect(uint8_t tag, const char *what)
 {
     auto t = next();
     if (!t)
-        return Error{Errc::der, std::string(what) + ": " + t.error().message};
+        return make_error(Errc::der,
+                          std::string(what) + ": " + t.error().message);
     if (t->tag != tag)
-        return Error{Errc::spnego, std::string(what) + ": tag " +
-                                       std::to_string(t->tag) + ", " +
-                                       std::to_string(tag) + " expected"};
+        return make_error(Errc::spnego, std::string(what) + ": tag " +
+                                            std::to_string(t->tag) + ", " +
+                                            std::to_string(tag) + " expected");
     return t->content;
 }
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "crypto.h"
-#include "result.h"
+#include "errc.h"
 
 namespace smbd::smb2sec::der {
 

@@ -33,8 +33,6 @@ constexpr uint32_t kNegotiable =
     NEGOTIATE_TARGET_INFO | NEGOTIATE_VERSION | NEGOTIATE_128 |
     NEGOTIATE_KEY_EXCH | NEGOTIATE_56;
 
-Error err(Errc c, std::string m) { return Error{c, std::move(m)}; }
-
 // A payload field (Len, MaxLen, Offset) at @at; @fixed_end is where the
 // payload may begin.
 Result<ByteView> payload_field(ByteView msg, size_t at, size_t fixed_end,
@@ -45,16 +43,16 @@ Result<ByteView> payload_field(ByteView msg, size_t at, size_t fixed_end,
     if (len == 0)
         return ByteView{};
     if (off < fixed_end)
-        return err(Errc::field_range, std::string(name) + ": offset " +
-                                          std::to_string(off) + " inside the " +
-                                          std::to_string(fixed_end) +
-                                          "-byte fixed part");
+        return make_error(Errc::field_range,
+                          std::string(name) + ": offset " +
+                              std::to_string(off) + " inside the " +
+                              std::to_string(fixed_end) + "-byte fixed part");
     if (off > msg.size() || len > msg.size() - off)
-        return err(Errc::field_range,
-                   std::string(name) + ": " + std::to_string(len) +
-                       " bytes at offset " + std::to_string(off) +
-                       " run past the end of the " +
-                       std::to_string(msg.size()) + "-byte message");
+        return make_error(Errc::field_range,
+                          std::string(name) + ": " + std::to_string(len) +
+                              " bytes at offset " + std::to_string(off) +
+                              " run past the end of the " +
+                              std::to_string(msg.size()) + "-byte message");
     return msg.subspan(off, len);
 }
 
@@ -64,22 +62,23 @@ Result<std::vector<AvPair>> parse_av_pairs(ByteView info)
     size_t at = 0;
     while (true) {
         if (info.size() - at < 4)
-            return err(Errc::av_pairs, "TargetInfo ends at offset " +
-                                           std::to_string(at) +
-                                           " without MsvAvEOL");
+            return make_error(Errc::av_pairs, "TargetInfo ends at offset " +
+                                                  std::to_string(at) +
+                                                  " without MsvAvEOL");
         uint16_t id = le::get16(info, at);
         uint16_t len = le::get16(info, at + 2);
         at += 4;
         if (len > info.size() - at)
-            return err(Errc::av_pairs, "AV pair " + std::to_string(id) + ": " +
-                                           std::to_string(len) + " bytes, " +
-                                           std::to_string(info.size() - at) +
-                                           " left");
+            return make_error(Errc::av_pairs,
+                              "AV pair " + std::to_string(id) + ": " +
+                                  std::to_string(len) + " bytes, " +
+                                  std::to_string(info.size() - at) + " left");
         if (id == AV_EOL)
             return pairs;
         if ((id == AV_TIMESTAMP && len != 8) || (id == AV_FLAGS && len != 4))
-            return err(Errc::av_pairs, "AV pair " + std::to_string(id) +
-                                           ": length " + std::to_string(len));
+            return make_error(Errc::av_pairs, "AV pair " + std::to_string(id) +
+                                                  ": length " +
+                                                  std::to_string(len));
         pairs.push_back(AvPair{
             id, {info.begin() + long(at), info.begin() + long(at + len)}});
         at += len;
@@ -152,26 +151,27 @@ std::optional<std::vector<uint8_t>> utf16le(std::string_view utf8)
 Result<Challenge> parse_challenge(ByteView msg)
 {
     if (msg.size() < kChallengeMin)
-        return err(Errc::truncated, "CHALLENGE_MESSAGE of " +
-                                        std::to_string(msg.size()) +
-                                        " bytes, at least 32 needed");
+        return make_error(Errc::truncated, "CHALLENGE_MESSAGE of " +
+                                               std::to_string(msg.size()) +
+                                               " bytes, at least 32 needed");
     if (std::memcmp(msg.data(), kSignature, sizeof(kSignature)) != 0)
-        return err(Errc::signature, "no NTLMSSP signature");
+        return make_error(Errc::signature, "no NTLMSSP signature");
     uint32_t type = le::get32(msg, 8);
     if (type != kChallengeType)
-        return err(Errc::message_type, "NTLMSSP message type " +
-                                           std::to_string(type) +
-                                           ", CHALLENGE_MESSAGE (2) expected");
+        return make_error(Errc::message_type,
+                          "NTLMSSP message type " + std::to_string(type) +
+                              ", CHALLENGE_MESSAGE (2) expected");
     Challenge c;
     c.flags = le::get32(msg, 20);
     std::copy_n(msg.begin() + 24, 8, c.server_challenge.begin());
     if (!(c.flags & NEGOTIATE_UNICODE))
-        return err(Errc::flags, "the server did not grant Unicode");
+        return make_error(Errc::flags, "the server did not grant Unicode");
     bool has_info = c.flags & NEGOTIATE_TARGET_INFO;
     if (has_info && msg.size() < kChallengeWithInfo)
-        return err(Errc::truncated, "CHALLENGE_MESSAGE with TargetInfo of " +
-                                        std::to_string(msg.size()) +
-                                        " bytes, at least 48 needed");
+        return make_error(Errc::truncated,
+                          "CHALLENGE_MESSAGE with TargetInfo of " +
+                              std::to_string(msg.size()) +
+                              " bytes, at least 48 needed");
     size_t fixed_end = has_info ? kChallengeWithInfo : kChallengeMin;
     auto name = payload_field(msg, 12, fixed_end, "TargetName");
     if (!name)
@@ -212,8 +212,8 @@ Result<Bytes16> ntowfv2(std::string_view password, std::string_view user,
     auto pw = utf16le(password);
     auto ud = utf16le(ascii_upper(user) + std::string(domain));
     if (!pw || !ud)
-        return err(Errc::invalid_argument,
-                   "user, domain or password not UTF-8");
+        return make_error(Errc::invalid_argument,
+                          "user, domain or password not UTF-8");
     return hmac_md5(md4(*pw), {*ud});
 }
 
@@ -250,8 +250,8 @@ Result<Authenticate> build_authenticate(const ClientConfig &cfg,
     if (!chal)
         return chal.error();
     if (!(chal->flags & NEGOTIATE_EXTENDED_SESSIONSECURITY))
-        return err(Errc::flags,
-                   "the server did not grant extended session security");
+        return make_error(Errc::flags,
+                          "the server did not grant extended session security");
     uint32_t flags = (cfg.flags & ~kNegotiable) |
                      (cfg.flags & chal->flags & kNegotiable) |
                      (chal->flags & NEGOTIATE_TARGET_INFO);
@@ -262,7 +262,7 @@ Result<Authenticate> build_authenticate(const ClientConfig &cfg,
     auto workstation = utf16le(cfg.workstation);
     auto spn = utf16le(cfg.target_spn);
     if (!key || !domain || !user || !workstation || !spn)
-        return err(Errc::invalid_argument, "credentials not UTF-8");
+        return make_error(Errc::invalid_argument, "credentials not UTF-8");
 
     // The blob echoes the server's pairs first and in order (Samba checks
     // that); with the server's time comes the MIC and its flag (MS-NLMP
@@ -322,9 +322,10 @@ Result<Authenticate> build_authenticate(const ClientConfig &cfg,
     constexpr size_t kPayloadOrder[] = {2, 3, 4, 0, 1, 5};
     for (const ByteView &p : payload)
         if (p.size() > 0xffff)
-            return err(Errc::av_pairs,
-                       "a field of " + std::to_string(p.size()) +
-                           " bytes does not fit the AUTHENTICATE_MESSAGE");
+            return make_error(
+                Errc::av_pairs,
+                "a field of " + std::to_string(p.size()) +
+                    " bytes does not fit the AUTHENTICATE_MESSAGE");
     std::vector<uint8_t> &m = a.message;
     m.assign(kAuthFixed + kAuthVersion + (mic ? kMicSize : 0), 0);
     std::copy(kSignature, kSignature + sizeof(kSignature), m.begin());
@@ -351,7 +352,8 @@ Result<Bytes16> compute_mic(const Bytes16 &exported_session_key,
                             ByteView authenticate)
 {
     if (authenticate.size() < MIC_OFFSET + kMicSize)
-        return err(Errc::truncated, "AUTHENTICATE_MESSAGE without a MIC");
+        return make_error(Errc::truncated,
+                          "AUTHENTICATE_MESSAGE without a MIC");
     static constexpr Bytes16 kZero{};
     return hmac_md5(exported_session_key,
                     {negotiate, challenge, authenticate.first(MIC_OFFSET),
@@ -401,7 +403,7 @@ Status Session::verify(ByteView message, ByteView signature)
 {
     Bytes16 want = mac(server_sign_, server_seal_, recv_seq_++, message);
     if (!same(want, signature))
-        return Error{Errc::mic, "NTLMSSP signature does not verify"};
+        return make_error(Errc::mic, "NTLMSSP signature does not verify");
     return {};
 }
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "crypto.h"
-#include "result.h"
+#include "errc.h"
 
 namespace smbd::smb2sec::ntlm {
 

@@ -48,9 +48,9 @@ Bytes16 compute(SigningAlgorithm alg, const Bytes16 &key, ByteView pdu)
 Status check_size(ByteView pdu)
 {
     if (pdu.size() < SMB2_HDR_SIZE)
-        return Error{Errc::truncated, "SMB2 message of " +
-                                          std::to_string(pdu.size()) +
-                                          " bytes, shorter than its header"};
+        return make_error(Errc::truncated,
+                          "SMB2 message of " + std::to_string(pdu.size()) +
+                              " bytes, shorter than its header");
     return {};
 }
 
@@ -86,9 +86,10 @@ Status verify_pdu(SigningAlgorithm alg, const Bytes16 &key, ByteView pdu)
     if (auto s = check_size(pdu); !s)
         return s;
     if (!(le::get32(pdu, kFlagsAt) & SMB2_FLAGS_SIGNED))
-        return Error{Errc::pdu_signature, "SMB2 message not signed"};
+        return make_error(Errc::pdu_signature, "SMB2 message not signed");
     if (!same(compute(alg, key, pdu), pdu.subspan(kSignatureAt, 16)))
-        return Error{Errc::pdu_signature, "SMB2 signature does not verify"};
+        return make_error(Errc::pdu_signature,
+                          "SMB2 signature does not verify");
     return {};
 }
 

@@ -10,7 +10,7 @@
 #include <span>
 
 #include "crypto.h"
-#include "result.h"
+#include "errc.h"
 
 namespace smbd::smb2sec {
 

@@ -9,8 +9,6 @@ namespace smbd::smb2sec::spnego {
 
 namespace {
 
-Error err(Errc c, std::string m) { return Error{c, std::move(m)}; }
-
 std::vector<uint8_t> cat(std::initializer_list<ByteView> parts)
 {
     std::vector<uint8_t> out;
@@ -64,13 +62,13 @@ Result<NegTokenResp> parse_neg_token_resp(ByteView token)
     if (!resp)
         return resp.error();
     if (!outer.empty())
-        return err(Errc::der, "bytes after the NegTokenResp");
+        return make_error(Errc::der, "bytes after the NegTokenResp");
     der::Reader inner(*resp);
     auto seq = inner.expect(der::SEQUENCE, "NegTokenResp sequence");
     if (!seq)
         return seq.error();
     if (!inner.empty())
-        return err(Errc::der, "bytes after the NegTokenResp sequence");
+        return make_error(Errc::der, "bytes after the NegTokenResp sequence");
 
     NegTokenResp r;
     der::Reader fields(*seq);
@@ -81,9 +79,9 @@ Result<NegTokenResp> parse_neg_token_resp(ByteView token)
             return f.error();
         int n = f->tag - der::context(0);
         if (n < 0 || n > 3 || n <= last)
-            return err(Errc::spnego, "NegTokenResp field with tag " +
-                                         std::to_string(f->tag) +
-                                         " out of place");
+            return make_error(Errc::spnego, "NegTokenResp field with tag " +
+                                                std::to_string(f->tag) +
+                                                " out of place");
         last = n;
         der::Reader value(f->content);
         static constexpr uint8_t kTag[] = {
@@ -94,11 +92,12 @@ Result<NegTokenResp> parse_neg_token_resp(ByteView token)
         if (!v)
             return v.error();
         if (!value.empty())
-            return err(Errc::der, std::string("bytes after ") + kName[n]);
+            return make_error(Errc::der,
+                              std::string("bytes after ") + kName[n]);
         switch (n) {
         case 0:
             if (v->size() != 1 || (*v)[0] > uint8_t(NegState::request_mic))
-                return err(Errc::spnego, "negState out of range");
+                return make_error(Errc::spnego, "negState out of range");
             r.state = NegState((*v)[0]);
             break;
         case 1:
@@ -132,12 +131,13 @@ Result<std::vector<uint8_t>> NtlmClient::step(ByteView server_token,
     // request-mic asks for the mechListMIC this client sends anyway
     if (resp->state != NegState::accept_incomplete &&
         resp->state != NegState::request_mic)
-        return err(Errc::spnego, "the server's first answer is neither "
-                                 "accept-incomplete nor request-mic");
+        return make_error(Errc::spnego, "the server's first answer is neither "
+                                        "accept-incomplete nor request-mic");
     if (!resp->supported_mech.empty() &&
         !std::ranges::equal(resp->supported_mech, OID_NTLMSSP))
-        return err(Errc::spnego, "the server chose a mechanism other than "
-                                 "NTLMSSP");
+        return make_error(Errc::spnego,
+                          "the server chose a mechanism other than "
+                          "NTLMSSP");
     auto auth = ntlm::build_authenticate(cfg_, negotiate_, resp->response_token,
                                          nonces);
     if (!auth)
@@ -161,11 +161,12 @@ Status NtlmClient::finish(ByteView server_token)
     if (!resp)
         return resp.error();
     if (resp->state != NegState::accept_completed)
-        return err(Errc::spnego, "the server did not accept-complete");
+        return make_error(Errc::spnego, "the server did not accept-complete");
     // ksmbd answers without a mechListMIC; whatever is sent must verify.
     if (!resp->mech_list_mic.empty()) {
         if (!ntlm_)
-            return err(Errc::mic, "a mechListMIC without NTLMSSP signing");
+            return make_error(Errc::mic,
+                              "a mechListMIC without NTLMSSP signing");
         return ntlm_->verify(ntlmssp_mech_types(), resp->mech_list_mic);
     }
     return {};

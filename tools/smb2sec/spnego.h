@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "crypto.h"
+#include "errc.h"
 #include "ntlmssp.h"
-#include "result.h"
 
 namespace smbd::smb2sec::spnego {
 
