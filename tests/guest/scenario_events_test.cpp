@@ -183,13 +183,17 @@ TEST_F(BoundEvents, BlockingGetEventsRestartsAfterASignal)
 TEST_F(BoundEvents, SendWithNotifyReportsSendDoneWithItsUserData)
 {
     const auto pdu = test_pdu(kSession, 7, 5000);
+    // the client stays until smbd disconnects: a client that closed as
+    // soon as it had the PDU could leave the last SEND unacknowledged, and
+    // its SEND_DONE would rightly report the connection reset
     ASSERT_NO_FATAL_FAILURE(start([pdu](Client &c) -> std::string {
         auto got = c.recv_pdu(10s);
         if (!got)
             return "no PDU from smbd: " + got.error().message;
         if (*got != pdu)
             return "the PDU arrived changed";
-        c.close();
+        if (auto st = c.wait_peer_disconnect(10s); !st)
+            return "expected the server to disconnect: " + st.error().message;
         return "";
     }));
     smbd::device::SendEntry e;
@@ -207,10 +211,12 @@ TEST_F(BoundEvents, SendWithNotifyReportsSendDoneWithItsUserData)
     EXPECT_EQ(sent->conn_id(), conn_);
     EXPECT_EQ(sent->raw.user_data, e.user_data);
     EXPECT_EQ(sent->raw.status, 0);
+    ASSERT_EQ(master_.disconnect(conn_), 0);
     EXPECT_EQ(verdict(client_), "");
     auto gone = next_event(master_);
     ASSERT_TRUE(gone);
     EXPECT_EQ(gone->type(), SMBD_EVENT_DISCONNECTED) << describe(*gone);
+    EXPECT_EQ(gone->raw.u.disconnected.reason, SMBD_REASON_LOCAL);
 }
 
 TEST_F(BoundEvents, DisconnectIoctlEndsTheConnectionForBothSides)
