@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "pattern.h"
+#include "smb2_ops.h"
 
 namespace smbd::client {
 
@@ -145,14 +146,23 @@ std::string nt_status_text(uint32_t status)
     case NT_STATUS_SUCCESS:
         name = "STATUS_SUCCESS";
         break;
+    case NT_STATUS_PENDING:
+        name = "STATUS_PENDING";
+        break;
     case NT_STATUS_MORE_PROCESSING_REQUIRED:
         name = "STATUS_MORE_PROCESSING_REQUIRED";
+        break;
+    case NT_STATUS_ACCESS_DENIED:
+        name = "STATUS_ACCESS_DENIED";
         break;
     case NT_STATUS_INVALID_PARAMETER:
         name = "STATUS_INVALID_PARAMETER";
         break;
     case NT_STATUS_NOT_SUPPORTED:
         name = "STATUS_NOT_SUPPORTED";
+        break;
+    case NT_STATUS_CANCELLED:
+        name = "STATUS_CANCELLED";
         break;
     case NT_STATUS_USER_SESSION_DELETED:
         name = "STATUS_USER_SESSION_DELETED";
