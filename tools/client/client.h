@@ -24,6 +24,7 @@
 #include "negotiate.h"
 #include "ports.h"
 #include "smb2_wire.h"
+#include "transport.h"
 
 struct ibv_pd;
 struct ibv_send_wr;
@@ -71,14 +72,7 @@ struct Observed {
     uint32_t negotiate_response_length = 0;
 };
 
-// A reassembled PDU and what its receive completions said.
-struct ReceivedPdu {
-    std::vector<uint8_t> bytes;
-    // the rkey a send with invalidate carrying it invalidated (IBV_WC_WITH_INV)
-    std::optional<uint32_t> invalidated_rkey;
-};
-
-class Client {
+class Client final : public PduTransport {
   public:
     using Clock = std::chrono::steady_clock;
 
@@ -87,7 +81,7 @@ class Client {
     static Result<std::unique_ptr<Client>>
     connect(const std::string &addr, uint16_t port,
             const ConnectOptions &opt = {});
-    ~Client();
+    ~Client() override;
     Client(const Client &) = delete;
     Client &operator=(const Client &) = delete;
 
@@ -107,12 +101,13 @@ class Client {
     Result<SessionSetupResponse> session_setup(const SessionSetupOptions &opt);
 
     // One PDU of up to the server's MaxFragmentedSize, fragmented as needed.
-    Status send_pdu(std::span<const uint8_t> pdu);
+    Status send_pdu(std::span<const uint8_t> pdu) override;
     // The next reassembled PDU; Errc::peer_disconnected once the server is
     // gone and nothing is left, Errc::timeout when nothing came in time.
     Result<std::vector<uint8_t>> recv_pdu(std::chrono::milliseconds timeout);
     // The same with the invalidation its receive reported.
-    Result<ReceivedPdu> recv(std::chrono::milliseconds timeout);
+    Result<ReceivedPdu> recv(std::chrono::milliseconds timeout) override;
+    bool rdma() const override { return true; }
 
     // Client memory for the server's RDMA: registered in this domain.
     ibv_pd *protection_domain() const;

@@ -36,14 +36,15 @@ Error io_error(Errc e, const std::string &what) { return make_error(e, what); }
 
 } // namespace
 
-RdmaIo::RdmaIo(Client &client, const IoOptions &opt)
-    : client_(client), opt_(opt), next_message_id_(opt.first_message_id)
+RdmaIo::RdmaIo(Client &client, const IoOptions &opt, IoPath *path)
+    : client_(client), opt_(opt), path_(path),
+      next_message_id_(opt.first_message_id)
 {
     client_.hold_domain();
 }
 
-Result<std::unique_ptr<RdmaIo>> RdmaIo::create(Client &client,
-                                               const IoOptions &opt)
+Result<std::unique_ptr<RdmaIo>>
+RdmaIo::create(Client &client, const IoOptions &opt, IoPath *path)
 {
     if (opt.slots == 0 || opt.descriptors == 0 || opt.max_size == 0)
         return io_error(Errc::invalid_argument,
@@ -59,7 +60,7 @@ Result<std::unique_ptr<RdmaIo>> RdmaIo::create(Client &client,
     if (uint64_t{opt.max_size} + opt.descriptor_extra > UINT32_MAX)
         return io_error(Errc::invalid_argument,
                         "the descriptors cannot describe 4 GiB or more");
-    std::unique_ptr<RdmaIo> io(new RdmaIo(client, opt));
+    std::unique_ptr<RdmaIo> io(new RdmaIo(client, opt, path));
     if (auto st = io->setup(); !st)
         return st.error();
     return io;
@@ -369,18 +370,27 @@ Status RdmaIo::start(uint32_t slot, bool write, uint64_t offset, uint32_t size)
         r.channel_info = descs;
         pdu = build_read_request(r);
     }
-    if (auto st = client_.send_pdu(pdu); !st)
-        return st;
+    uint64_t message_id = next_message_id_;
+    if (path_) {
+        auto sent = path_->send_request(pdu);
+        if (!sent)
+            return sent.error();
+        message_id = *sent;
+    }
+    else {
+        if (auto st = client_.send_pdu(pdu); !st)
+            return st;
+        next_message_id_ += charge;
+    }
     busy_[slot] = true;
-    in_flight_[next_message_id_] = {
-        slot, write, offset, size, std::move(tokens), lent};
-    next_message_id_ += charge;
+    in_flight_[message_id] = {slot, write, offset, size, std::move(tokens),
+                              lent};
     return {};
 }
 
 Result<IoCompletion> RdmaIo::finish(std::chrono::milliseconds timeout)
 {
-    auto got = client_.recv(timeout);
+    auto got = path_ ? path_->next_response(timeout) : client_.recv(timeout);
     if (!got)
         return got.error();
     const std::vector<uint8_t> &pdu = got->bytes;

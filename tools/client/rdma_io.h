@@ -28,6 +28,20 @@ struct ibv_mw;
 
 namespace smbd::client {
 
+// How RdmaIo's requests go out and their responses come in. Without one,
+// straight on the client with MessageIds of its own, unsigned, in TreeId 1
+// (the driver's test responder); a TreeIoPath runs them in an SMB2 session.
+class IoPath {
+  public:
+    virtual ~IoPath() = default;
+    // Fill in @pdu's SessionId, TreeId, MessageId and credits (its
+    // CreditCharge is set), sign and send it; its MessageId.
+    virtual Result<uint64_t> send_request(std::vector<uint8_t> &pdu) = 0;
+    // The next final response, checked as the path checks responses.
+    virtual Result<ReceivedPdu>
+    next_response(std::chrono::milliseconds timeout) = 0;
+};
+
 struct IoOptions {
     uint16_t dialect = SMB2_DIALECT_311; // of the connection
     uint32_t channel = smb2rw::CHANNEL_RDMA_V1_INVALIDATE;
@@ -55,9 +69,9 @@ class RdmaIo {
   public:
     // Registers slots x (max_size + extra) bytes of memory on @client's
     // protection domain, which it holds (Client::hold_domain) until this
-    // object goes; @client must outlive it.
-    static Result<std::unique_ptr<RdmaIo>> create(Client &client,
-                                                  const IoOptions &opt);
+    // object goes; @client (and @path, if given) must outlive it.
+    static Result<std::unique_ptr<RdmaIo>>
+    create(Client &client, const IoOptions &opt, IoPath *path = nullptr);
     ~RdmaIo();
     RdmaIo(const RdmaIo &) = delete;
     RdmaIo &operator=(const RdmaIo &) = delete;
@@ -117,7 +131,7 @@ class RdmaIo {
         bool lent; // per request, windows or registrations
     };
 
-    RdmaIo(Client &client, const IoOptions &opt);
+    RdmaIo(Client &client, const IoOptions &opt, IoPath *path);
     Status setup();
     std::vector<Region> layout(uint32_t size) const;
     uint8_t *slot_base(uint32_t slot) const { return mem_ + slot * stride_; }
@@ -133,6 +147,7 @@ class RdmaIo {
 
     Client &client_;
     IoOptions opt_;
+    IoPath *path_;
     size_t stride_ = 0;
     size_t length_ = 0;
     uint8_t *mem_ = nullptr;

@@ -164,6 +164,9 @@ std::string nt_status_text(uint32_t status)
     case NT_STATUS_CANCELLED:
         name = "STATUS_CANCELLED";
         break;
+    case NT_STATUS_LOGON_FAILURE:
+        name = "STATUS_LOGON_FAILURE";
+        break;
     case NT_STATUS_USER_SESSION_DELETED:
         name = "STATUS_USER_SESSION_DELETED";
         break;

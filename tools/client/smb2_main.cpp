@@ -1,0 +1,142 @@
+// smbdirect-smb2: SMB2 conversations with a real server as a Windows
+// client holds them (an authenticated, signed session over TCP or SMB
+// Direct, RDMA channels, compounds, binding), each a named check that
+// prints its steps and ends in one line:
+//   SMB2 <check> PASS|FAIL <detail>
+// The exit status is the number of checks that failed (2: bad usage).
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "smb2_checks.h"
+
+using namespace smbd::client;
+
+namespace {
+
+void usage(FILE *out)
+{
+    std::fprintf(
+        out,
+        "usage: smbdirect-smb2 --addr ADDR --user USER --password PASS "
+        "--share SHARE [options] CHECK...\n"
+        "  --addr ADDR        server address\n"
+        "  --tcp              first connection over TCP (default: SMB "
+        "Direct)\n"
+        "  --tcp-port PORT    (default 445)\n"
+        "  --rdma-port PORT   (default: 445 on RoCE, 5445 on iWARP)\n"
+        "  --domain DOMAIN    of the user (default: none, a local account)\n"
+        "  --dialects LIST    offered, e.g. 0300,0302,0311 (default)\n"
+        "  --no-sign          sign only when the server requires it\n"
+        "  --size BYTES       per RDMA transfer (default 1048576)\n"
+        "  --timeout SECONDS  for each answer (default 10)\n"
+        "  --list             the checks\n");
+}
+
+bool number(const char *s, uint64_t max, uint64_t &out)
+{
+    char *end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(s, &end, 0);
+    if (errno || end == s || *end || v > max || s[0] == '-')
+        return false;
+    out = v;
+    return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    Smb2CheckOptions opt;
+    std::vector<std::string> checks;
+    for (int i = 1; i < argc; i++) {
+        std::string_view a = argv[i];
+        bool has_value = i + 1 < argc;
+        uint64_t n = 0;
+        auto bad = [&](const char *what) {
+            std::fprintf(stderr, "smbdirect-smb2: %s: %s\n", argv[i], what);
+            return 2;
+        };
+        if (a == "--help" || a == "-h") {
+            usage(stdout);
+            return 0;
+        }
+        if (a == "--list") {
+            for (const Smb2Check &c : smb2_checks())
+                std::printf("%-14s %s\n", c.name, c.what);
+            return 0;
+        }
+        if (a == "--tcp") {
+            opt.carrier = Carrier::tcp;
+            continue;
+        }
+        if (a == "--no-sign") {
+            opt.session.sign = false;
+            continue;
+        }
+        if (a.starts_with("--") && !has_value)
+            return bad("needs a value");
+        if (a == "--addr")
+            opt.addr = argv[++i];
+        else if (a == "--user")
+            opt.creds.user = argv[++i];
+        else if (a == "--password")
+            opt.creds.password = argv[++i];
+        else if (a == "--domain")
+            opt.creds.domain = argv[++i];
+        else if (a == "--share")
+            opt.share = argv[++i];
+        else if (a == "--dialects") {
+            opt.smb2.dialects.clear();
+            std::string_view list = argv[++i];
+            while (!list.empty()) {
+                size_t comma = list.find(',');
+                auto d = parse_dialect(list.substr(0, comma));
+                if (!d)
+                    return bad("not a list of dialects such as 0302,0311");
+                opt.smb2.dialects.push_back(*d);
+                list = comma == list.npos ? "" : list.substr(comma + 1);
+            }
+        }
+        else if (a == "--tcp-port" || a == "--rdma-port") {
+            if (!number(argv[++i], 0xFFFF, n) || n == 0)
+                return bad("not a port");
+            (a == "--tcp-port" ? opt.tcp_port : opt.rdma_port) = uint16_t(n);
+        }
+        else if (a == "--size") {
+            if (!number(argv[++i], 8u << 20, n) || n == 0)
+                return bad("not a size of 1 byte to 8 MiB");
+            opt.size = uint32_t(n);
+        }
+        else if (a == "--timeout") {
+            if (!number(argv[++i], 3600, n) || n == 0)
+                return bad("not a number of seconds up to 3600");
+            opt.timeout = std::chrono::seconds(n);
+        }
+        else if (a.starts_with("-"))
+            return bad("unknown option");
+        else
+            checks.emplace_back(a);
+    }
+    if (opt.addr.empty() || opt.creds.user.empty() || opt.share.empty() ||
+        checks.empty()) {
+        usage(stderr);
+        return 2;
+    }
+    int failed = 0;
+    for (const std::string &name : checks) {
+        auto st = run_smb2_check(name, opt, [&](const std::string &s) {
+            std::printf("  %s: %s\n", name.c_str(), s.c_str());
+            std::fflush(stdout);
+        });
+        std::printf("SMB2 %s %s%s\n", name.c_str(), st ? "PASS" : "FAIL",
+                    st ? "" : (" " + st.error().message).c_str());
+        std::fflush(stdout);
+        failed += !st;
+    }
+    return failed;
+}
