@@ -221,16 +221,50 @@ run_scenario() {
 	mountpoint -q "$E2E_MNT" && umount "$E2E_MNT"
 	stop_server
 	rm -rf "${E2E_DIR:?}/share/"*
-	[ $ok != 0 ] || no_leaks "$name" || ok=1
-	if [ $ok = 0 ]; then
+	scenario_result "$name" $ok
+}
+
+# scenario_result <name> <status>: the scenario's line, after a leak check
+# when it passed; the server's and the kernel's last words when it failed.
+scenario_result() {
+	ok=$2
+	[ "$ok" != 0 ] || no_leaks "$1" || ok=1
+	if [ "$ok" = 0 ]; then
 		E2E_PASSED=$((E2E_PASSED + 1))
-		echo "E2E $name PASS $E2E_DETAIL"
+		echo "E2E $1 PASS $E2E_DETAIL"
 	else
 		E2E_FAILED=$((E2E_FAILED + 1))
-		echo "E2E $name FAIL $E2E_WHY"
+		echo "E2E $1 FAIL $E2E_WHY"
 		tail -n 20 "$E2E_DIR/log/smbd.out" | sed 's/^/  smbd: /'
 		dmesg | tail -n 15 | sed 's/^/  kernel: /'
 	fi
+}
+
+# run_smb2 <name> <smbdirect-smb2 arguments>: checks of our client, which
+# drives the server as Windows does (tools/client/smb2_checks.cpp), against
+# E2E_SERVER with E2E_SIGNING as above. The line counts the bytes the
+# driver moved by RDMA.
+run_smb2() {
+	name=$1
+	shift
+	E2E_WHY= E2E_DETAIL=
+	ok=1
+	if start_server "${E2E_SIGNING:-auto}"; then
+		r0=$(counter rdma_read_bytes) w0=$(counter rdma_write_bytes)
+		if out=$("$SMBD_BUILD/tools/client/smbdirect-smb2" \
+			--addr "${E2E_ADDR:-$SMBD_ADDR}" --user "$E2E_USER" \
+			--password "$E2E_PASS" --share e2e "$@" 2>&1); then
+			ok=0
+		else
+			E2E_WHY=$(printf '%s\n' "$out" | sed -n 's/^SMB2 \(.* FAIL .*\)/\1/p' |
+				paste -sd';' -)
+			printf '%s\n' "$out" | sed 's/^/  smb2: /'
+		fi
+		E2E_DETAIL="$(printf '%s\n' "$out" | grep -c '^SMB2 .* PASS') checks rdma_in=$(( $(counter rdma_read_bytes) - r0 )) rdma_out=$(( $(counter rdma_write_bytes) - w0 ))"
+	fi
+	stop_server
+	rm -rf "${E2E_DIR:?}/share/"*
+	scenario_result "$name" $ok
 }
 
 scenario() {
