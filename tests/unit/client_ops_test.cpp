@@ -763,6 +763,23 @@ TEST(ClientLogoffTreeDisconnect, HostileRefused)
 
 // --- CANCEL (2.2.30) and the async header (2.2.1.1) ---------------------
 
+TEST(ClientChangeNotify, FieldsAtTheirOffsets)
+{
+    smb2_hdr h = request_header();
+    std::array<uint8_t, 16> dir{};
+    for (size_t i = 0; i < dir.size(); i++)
+        dir[i] = uint8_t(0xD0 + i);
+    auto b = build_change_notify(h, dir, 0x3, 4096);
+    ExpectRequestHeader(b, 0x000F, h);
+    ASSERT_EQ(b.size(), 64u + 32);
+    EXPECT_EQ(le16_at(b, 64 + 0), 32);    // StructureSize
+    EXPECT_EQ(le16_at(b, 64 + 2), 0);     // Flags: not the whole tree
+    EXPECT_EQ(le32_at(b, 64 + 4), 4096u); // OutputBufferLength
+    EXPECT_TRUE(std::equal(dir.begin(), dir.end(), b.begin() + 64 + 8));
+    EXPECT_EQ(le32_at(b, 64 + 24), 3u); // CompletionFilter
+    EXPECT_EQ(le32_at(b, 64 + 28), 0u); // Reserved
+}
+
 TEST(ClientCancel, SyncCarriesTheMessageId)
 {
     smb2_hdr h = request_header();

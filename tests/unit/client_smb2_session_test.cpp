@@ -69,13 +69,13 @@ std::vector<uint8_t> negotiate_response(uint16_t credits)
     std::vector<uint8_t> b(SMB2_HDR_SIZE + 64, 0);
     smb2_hdr_build(&h, b.data());
     uint8_t *body = &b[SMB2_HDR_SIZE];
-    smbd_put_le16(body, 65);                             // StructureSize
+    smbd_put_le16(body, 65); // StructureSize
     smbd_put_le16(body + 2, SMB2_NEGOTIATE_SIGNING_ENABLED);
-    smbd_put_le16(body + 4, SMB2_DIALECT_302);           // DialectRevision
-    smbd_put_le32(body + 28, 1u << 20);                  // MaxTransactSize
-    smbd_put_le32(body + 32, 1u << 20);                  // MaxReadSize
-    smbd_put_le32(body + 36, 1u << 20);                  // MaxWriteSize
-    smbd_put_le16(body + 56, SMB2_HDR_SIZE + 64);        // SecurityBufferOffset
+    smbd_put_le16(body + 4, SMB2_DIALECT_302);    // DialectRevision
+    smbd_put_le32(body + 28, 1u << 20);           // MaxTransactSize
+    smbd_put_le32(body + 32, 1u << 20);           // MaxReadSize
+    smbd_put_le32(body + 36, 1u << 20);           // MaxWriteSize
+    smbd_put_le16(body + 56, SMB2_HDR_SIZE + 64); // SecurityBufferOffset
     return b;
 }
 

@@ -36,7 +36,8 @@ struct Channel {
 
 class Smb2Run {
   public:
-    Smb2Run(const Smb2CheckOptions &opt, const Step &step)
+    Smb2Run(std::string_view check, const Smb2CheckOptions &opt,
+            const Step &step)
         : opt_(opt), step_(step)
     {
         neg_ = opt.smb2;
@@ -44,7 +45,8 @@ class Smb2Run {
         while (getrandom(neg_.client_guid.data(), neg_.client_guid.size(), 0) !=
                ssize_t(neg_.client_guid.size()))
             ;
-        file_ = "smb2-check-" + std::to_string(getpid());
+        // a file of its own: a check may leave one a server keeps busy
+        file_ = "smb2-" + std::string(check) + "-" + std::to_string(getpid());
         seed_ = uint64_t(getpid());
     }
 
@@ -56,8 +58,11 @@ class Smb2Run {
     }
     std::string unc() const { return "\\\\" + opt_.addr + "\\" + opt_.share; }
     uint64_t seed() const { return seed_; }
+    const Smb2NegotiateOptions &negotiate_options() const { return neg_; }
 
-    Result<Channel> open(Carrier carrier)
+    // A connection negotiated with the run's options, or with @neg.
+    Result<Channel> open(Carrier carrier,
+                         const Smb2NegotiateOptions *neg = nullptr)
     {
         Channel ch;
         PduTransport *t = nullptr;
@@ -81,11 +86,14 @@ class Smb2Run {
             t = ch.rdma.get();
         }
         ch.conn = std::make_unique<Connection>(*t, opt_.timeout);
-        auto n = ch.conn->negotiate(neg_);
+        auto n = ch.conn->negotiate(neg ? *neg : neg_);
         if (!n)
             return n.error();
         step(std::string(carrier == Carrier::tcp ? "TCP" : "SMB Direct") +
-             " connection negotiated SMB " + dialect_text(n->dialect));
+             " connection negotiated SMB " + dialect_text(n->dialect) +
+             (n->security_mode & SMB2_NEGOTIATE_SIGNING_REQUIRED
+                  ? ", signing required"
+                  : ", signing enabled"));
         return ch;
     }
 
@@ -357,6 +365,463 @@ Status check_compound(Run &run)
     return logoff(**s, conn);
 }
 
+// A READ or WRITE of @size bytes at @offset whose data @slot of @io holds,
+// described as RdmaIo describes it, for a compound.
+Result<std::vector<uint8_t>> rdma_request(RdmaIo &io, const Tree &tree,
+                                          const FileId &file, uint32_t slot,
+                                          bool write, uint64_t offset,
+                                          uint32_t size)
+{
+    auto descs = io.describe(slot, size);
+    if (!descs)
+        return descs.error();
+    if (write) {
+        WriteRequest w;
+        w.hdr = tree.header(SMB2_WRITE, size);
+        w.offset = offset;
+        w.file_id = file;
+        w.channel = io.options().channel;
+        w.remaining_bytes = size;
+        w.channel_info = *descs;
+        return build_write_request(w);
+    }
+    ReadRequest r;
+    r.hdr = tree.header(SMB2_READ, size);
+    r.length = size;
+    r.offset = offset;
+    r.file_id = file;
+    r.channel = io.options().channel;
+    r.channel_info = *descs;
+    return build_read_request(r);
+}
+
+ReadRequest inline_read(const Tree &tree, const FileId &file, uint64_t offset,
+                        uint32_t size)
+{
+    ReadRequest r;
+    r.hdr = tree.header(SMB2_READ, size);
+    r.length = size;
+    r.offset = offset;
+    r.file_id = file;
+    return r;
+}
+
+// The response to a READ whose data RDMA brought into @slot: all of it
+// there, the file's bytes at @offset, nothing written around it.
+Status rdma_read_answered(Run &run, const ReceivedPdu &got, RdmaIo &io,
+                          uint32_t slot, uint64_t offset, uint32_t size)
+{
+    if (auto st = smb2_check_status(got.bytes, SMB2_READ); !st)
+        return st;
+    ReadResponse r;
+    if (Rule rule = parse_read_response(got.bytes, r); rule != Rule::ok)
+        return make_error(Errc::protocol,
+                          std::string("READ response: ") + rule_text(rule));
+    if (r.data_length != 0 || r.data_remaining != size)
+        return make_error(Errc::mismatch,
+                          "a READ over RDMA answered DataLength " +
+                              std::to_string(r.data_length) +
+                              " DataRemaining " +
+                              std::to_string(r.data_remaining) +
+                              ", expected 0 and " + std::to_string(size));
+    uint64_t at = offset;
+    for (std::span<uint8_t> piece : io.data(slot, size)) {
+        if (auto bad = file_pattern_mismatch(run.seed(), at, piece))
+            return make_error(Errc::mismatch,
+                              "the RDMA READ at " + std::to_string(offset) +
+                                  " brought other bytes than the file's "
+                                  "(first at " +
+                                  std::to_string(at + *bad) + ")");
+        at += piece.size();
+    }
+    return io.check_untouched(slot, size);
+}
+
+Status inline_read_answered(Run &run, const ReceivedPdu &got, uint64_t offset,
+                            uint32_t size)
+{
+    if (auto st = smb2_check_status(got.bytes, SMB2_READ); !st)
+        return st;
+    ReadResponse r;
+    if (Rule rule = parse_read_response(got.bytes, r); rule != Rule::ok)
+        return make_error(Errc::protocol,
+                          std::string("READ response: ") + rule_text(rule));
+    return same_as_written(run.seed(), offset, r.data, size);
+}
+
+// Compounds that mix RDMA and inline elements (MS-SMB2 3.3.5.2.7): each
+// element's data where its own channel says, RDMA in any position.
+Status check_compound_rdma(Run &run)
+{
+    auto ch = run.open(Carrier::rdma);
+    if (!ch)
+        return ch.error();
+    Connection &conn = *ch->conn;
+    auto o = open_file(run, conn);
+    if (!o)
+        return o.error();
+    Tree &tree = *o->tree;
+    const uint64_t a = kOffset, b = kOffset + (1u << 20),
+                   c = kOffset + (2u << 20);
+    for (uint64_t at : {a, b}) {
+        std::vector<uint8_t> data(kInlineSize);
+        fill_file_pattern(run.seed(), at, data);
+        if (auto w = tree.write(o->file, at, data); !w)
+            return w.error();
+    }
+    IoOptions io;
+    io.dialect = conn.dialect();
+    io.channel = CHANNEL_RDMA_V1;
+    io.slots = 2;
+    io.max_size = kInlineSize;
+    io.file_id = o->file;
+    auto rio = RdmaIo::create(*ch->rdma, io);
+    if (!rio)
+        return rio.error();
+    RdmaIo &rdma = **rio;
+    const uint32_t n = kInlineSize;
+
+    // an RDMA READ, then an inline one: the second's data inline, not
+    // over the first's descriptors
+    rdma.poison(0, n);
+    auto first = rdma_request(rdma, tree, o->file, 0, false, a, n);
+    if (!first)
+        return first.error();
+    auto ids = conn.send_compound(
+        {*first, build_read_request(inline_read(tree, o->file, b, n))}, false);
+    if (!ids)
+        return ids.error();
+    auto r0 = conn.response((*ids)[0]);
+    if (!r0)
+        return r0.error();
+    if (auto st = rdma_read_answered(run, *r0, rdma, 0, a, n); !st)
+        return st;
+    auto r1 = conn.response((*ids)[1]);
+    if (!r1)
+        return r1.error();
+    if (auto st = inline_read_answered(run, *r1, b, n); !st)
+        return st;
+    run.step("compound of an RDMA READ and an inline READ");
+
+    // two RDMA READs: the first is no last element
+    rdma.poison(0, n);
+    rdma.poison(1, n);
+    auto q0 = rdma_request(rdma, tree, o->file, 0, false, a, n);
+    auto q1 = rdma_request(rdma, tree, o->file, 1, false, b, n);
+    if (!q0 || !q1)
+        return (!q0 ? q0 : q1).error();
+    ids = conn.send_compound({*q0, *q1}, false);
+    if (!ids)
+        return ids.error();
+    for (uint32_t i = 0; i < 2; i++) {
+        auto got = conn.response((*ids)[i]);
+        if (!got)
+            return got.error();
+        if (auto st = rdma_read_answered(run, *got, rdma, i, i ? b : a, n); !st)
+            return st;
+    }
+    run.step("compound of two RDMA READs");
+
+    // an RDMA WRITE, then an RDMA READ of what it wrote
+    uint64_t at = c;
+    for (std::span<uint8_t> piece : rdma.data(0, n)) {
+        fill_file_pattern(run.seed(), at, piece);
+        at += piece.size();
+    }
+    rdma.poison(1, n);
+    auto w = rdma_request(rdma, tree, o->file, 0, true, c, n);
+    auto rd = rdma_request(rdma, tree, o->file, 1, false, c, n);
+    if (!w || !rd)
+        return (!w ? w : rd).error();
+    ids = conn.send_compound({*w, *rd}, false);
+    if (!ids)
+        return ids.error();
+    auto wr = conn.response((*ids)[0]);
+    if (!wr)
+        return wr.error();
+    if (auto st = smb2_check_status(wr->bytes, SMB2_WRITE); !st)
+        return st;
+    WriteResponse wresp;
+    if (parse_write_response(wr->bytes, wresp) != Rule::ok || wresp.count != n)
+        return make_error(Errc::mismatch,
+                          "the RDMA WRITE in the compound wrote " +
+                              std::to_string(wresp.count) + " of " +
+                              std::to_string(n) + " bytes");
+    auto rr = conn.response((*ids)[1]);
+    if (!rr)
+        return rr.error();
+    if (auto st = rdma_read_answered(run, *rr, rdma, 1, c, n); !st)
+        return st;
+    run.step("compound of an RDMA WRITE and an RDMA READ of its bytes");
+    return close_all(run, *o, conn);
+}
+
+// Windows' flow with another ClientGuid on the binding channel: MS-SMB2
+// 3.3.5.5.2 answers STATUS_USER_SESSION_DELETED.
+Status check_bind_wrong_guid(Run &run)
+{
+    auto tcp = run.open(Carrier::tcp);
+    if (!tcp)
+        return tcp.error();
+    auto s = Session::setup(*tcp->conn, run.opt().creds, run.opt().session);
+    if (!s)
+        return s.error();
+    Smb2NegotiateOptions other = run.negotiate_options();
+    other.client_guid[0] ^= 0xff;
+    auto rdma = run.open(Carrier::rdma, &other);
+    if (!rdma)
+        return rdma.error();
+    auto st = (*s)->bind(*rdma->conn, run.opt().creds);
+    if (st)
+        return make_error(Errc::mismatch, "a channel with another ClientGuid "
+                                          "was bound to the session");
+    if (st.error().message.find(nt_status_text(
+            NT_STATUS_USER_SESSION_DELETED)) == std::string::npos)
+        return make_error(Errc::mismatch, "the binding with another "
+                                          "ClientGuid failed otherwise: " +
+                                              st.error().message);
+    run.step("binding with another ClientGuid: STATUS_USER_SESSION_DELETED");
+    return logoff(**s, *tcp->conn);
+}
+
+// The reverse of Windows' flow: the session over SMB Direct, then a TCP
+// connection of the same ClientGuid binds to it, which it can only in the
+// smbd that holds the session.
+Status check_bind_tcp(Run &run)
+{
+    auto rdma = run.open(Carrier::rdma);
+    if (!rdma)
+        return rdma.error();
+    auto o = open_file(run, *rdma->conn);
+    if (!o)
+        return o.error();
+    if (auto st = inline_round(run, *o->tree, o->file, kOffset); !st)
+        return st;
+    auto tcp = run.open(Carrier::tcp);
+    if (!tcp)
+        return tcp.error();
+    if (auto st = o->session->bind(*tcp->conn, run.opt().creds); !st)
+        return st;
+    run.step("binding SESSION_SETUP over TCP to the SMB Direct session");
+    auto r = o->tree->on(*tcp->conn).read(o->file, kOffset, kInlineSize);
+    if (!r)
+        return r.error();
+    if (auto st = same_as_written(run.seed(), kOffset, *r, kInlineSize); !st)
+        return st;
+    run.step("READ over TCP of what SMB Direct wrote");
+    return close_all(run, *o, *rdma->conn);
+}
+
+// A request that waits (CHANGE_NOTIFY on the share's root): its interim
+// response, then a signed CANCEL by its AsyncId (the AES-GMAC nonce marks
+// it), then its final response, STATUS_CANCELLED.
+Status check_cancel(Run &run)
+{
+    auto ch = run.open(run.opt().carrier);
+    if (!ch)
+        return ch.error();
+    Connection &conn = *ch->conn;
+    auto s = Session::setup(conn, run.opt().creds, run.opt().session);
+    if (!s)
+        return s.error();
+    auto t = Tree::connect(**s, conn, run.unc());
+    if (!t)
+        return t.error();
+    CreateRequest root;
+    root.desired_access = FILE_LIST_DIRECTORY;
+    root.file_attributes = 0;
+    root.disposition = FILE_OPEN;
+    root.options = FILE_DIRECTORY_FILE;
+    auto dir = t->create(root);
+    if (!dir)
+        return dir.error();
+    std::vector<uint8_t> notify = build_change_notify(
+        t->header(SMB2_CHANGE_NOTIFY), dir->file_id,
+        FILE_NOTIFY_CHANGE_FILE_NAME | FILE_NOTIFY_CHANGE_DIR_NAME, 4096);
+    auto id = conn.send(notify);
+    if (!id)
+        return id.error();
+    auto async = conn.wait_interim(*id);
+    if (!async)
+        return async.error();
+    run.step("CHANGE_NOTIFY went async: AsyncId " + std::to_string(*async));
+    if (auto st = conn.cancel(*id, (*s)->id()); !st)
+        return st;
+    auto got = conn.response(*id);
+    if (!got)
+        return got.error();
+    uint32_t status = smbd_get_le32(&got->bytes[SMB2_HDR_STATUS]);
+    if (status != NT_STATUS_CANCELLED)
+        return make_error(Errc::smb2_status,
+                          "the cancelled CHANGE_NOTIFY was answered " +
+                              nt_status_text(status) + ", expected " +
+                              nt_status_text(NT_STATUS_CANCELLED));
+    run.step("CANCEL: STATUS_CANCELLED");
+    if (auto st = t->close(dir->file_id); !st)
+        return st;
+    if (auto st = t->disconnect(); !st)
+        return st;
+    return logoff(**s, conn);
+}
+
+// A WRITE over RDMA to a file opened for reading only: access denied, and
+// (the scenario checks the driver's counter) no byte pulled by RDMA.
+Status check_denied_write(Run &run)
+{
+    auto ch = run.open(Carrier::rdma);
+    if (!ch)
+        return ch.error();
+    Connection &conn = *ch->conn;
+    auto s = Session::setup(conn, run.opt().creds, run.opt().session);
+    if (!s)
+        return s.error();
+    auto t = Tree::connect(**s, conn, run.unc());
+    if (!t)
+        return t.error();
+    Tree &tree = *t;
+    // no delete on close: a server may refuse any other open then
+    CreateRequest rw = run.create_request();
+    rw.options = FILE_NON_DIRECTORY_FILE;
+    auto writer = tree.create(rw);
+    if (!writer)
+        return writer.error();
+    if (auto st = tree.close(writer->file_id); !st)
+        return st;
+    CreateRequest ro = run.create_request();
+    ro.desired_access = GENERIC_READ;
+    ro.disposition = FILE_OPEN;
+    ro.options = FILE_NON_DIRECTORY_FILE;
+    auto reader = tree.create(ro);
+    if (!reader)
+        return reader.error();
+    IoOptions io;
+    io.dialect = conn.dialect();
+    io.channel = CHANNEL_RDMA_V1;
+    io.max_size = kInlineSize;
+    io.file_id = reader->file_id;
+    auto rio = RdmaIo::create(*ch->rdma, io);
+    if (!rio)
+        return rio.error();
+    auto w =
+        rdma_request(**rio, tree, reader->file_id, 0, true, 0, kInlineSize);
+    if (!w)
+        return w.error();
+    auto got = tree.call(std::move(*w), NT_STATUS_ACCESS_DENIED);
+    if (!got)
+        return got.error();
+    run.step("RDMA WRITE to a file opened for reading: "
+             "STATUS_ACCESS_DENIED");
+    if (auto st = tree.close(reader->file_id); !st)
+        return st;
+    CreateRequest del = run.create_request();
+    del.desired_access = DELETE;
+    del.disposition = FILE_OPEN;
+    auto doomed = tree.create(del);
+    if (!doomed)
+        return doomed.error();
+    if (auto st = tree.close(doomed->file_id); !st)
+        return st;
+    if (auto st = tree.disconnect(); !st)
+        return st;
+    return logoff(**s, conn);
+}
+
+// READ and WRITE channel info the server must refuse with
+// STATUS_INVALID_PARAMETER (MS-SMB2 3.3.5.12, 3.3.5.13): none, cut short,
+// describing less than the transfer; an RDMA channel over TCP.
+Status check_channel_validation(Run &run)
+{
+    auto ch = run.open(Carrier::rdma);
+    if (!ch)
+        return ch.error();
+    auto o = open_file(run, *ch->conn);
+    if (!o)
+        return o.error();
+    Tree &tree = *o->tree;
+    // data past every READ, so that no end of file answers first
+    std::vector<uint8_t> data(size_t{2} * kInlineSize);
+    fill_file_pattern(run.seed(), 0, data);
+    if (auto w = tree.write(o->file, 0, std::span(data).first(kInlineSize)); !w)
+        return w.error();
+    if (auto w =
+            tree.write(o->file, kInlineSize, std::span(data).last(kInlineSize));
+        !w)
+        return w.error();
+    IoOptions io;
+    io.dialect = ch->conn->dialect();
+    io.channel = CHANNEL_RDMA_V1;
+    io.max_size = kInlineSize;
+    io.file_id = o->file;
+    auto rio = RdmaIo::create(*ch->rdma, io);
+    if (!rio)
+        return rio.error();
+    auto descs = (*rio)->describe(0, kInlineSize);
+    if (!descs)
+        return descs.error();
+    // one descriptor for the whole transfer
+    std::span<const uint8_t> one(*descs);
+    struct Case {
+        const char *what;
+        bool write;
+        uint32_t length;
+        std::span<const uint8_t> info;
+    };
+    const Case cases[] = {
+        {"a READ with an RDMA channel and no channel info", false, kInlineSize,
+         one.first(0)},
+        {"a READ with 8 bytes of channel info", false, kInlineSize,
+         one.first(8)},
+        {"a READ longer than its descriptors", false, kInlineSize + 1, one},
+        {"a WRITE with an RDMA channel and no channel info", true, kInlineSize,
+         one.first(0)},
+        {"a WRITE longer than its descriptors", true, kInlineSize + 1, one},
+    };
+    auto request = [](const Case &c, const Tree &t, const FileId &file) {
+        if (c.write) {
+            WriteRequest w;
+            w.hdr = t.header(SMB2_WRITE, c.length);
+            w.file_id = file;
+            w.channel = CHANNEL_RDMA_V1;
+            w.remaining_bytes = c.length;
+            w.channel_info = c.info;
+            return build_write_request(w);
+        }
+        ReadRequest r = inline_read(t, file, 0, c.length);
+        r.channel = CHANNEL_RDMA_V1;
+        r.channel_info = c.info;
+        return build_read_request(r);
+    };
+    auto refused = [&](const Case &c, Tree &t, const FileId &file) -> Status {
+        auto got = t.call(request(c, t, file), NT_STATUS_INVALID_PARAMETER);
+        if (!got)
+            return Error{got.error().code,
+                         std::string(c.what) + ": " + got.error().message};
+        run.step(std::string(c.what) + ": STATUS_INVALID_PARAMETER");
+        return {};
+    };
+    for (const Case &c : cases)
+        if (auto st = refused(c, tree, o->file); !st)
+            return st;
+
+    // over TCP no channel moves data by RDMA
+    auto tcp = run.open(Carrier::tcp);
+    if (!tcp)
+        return tcp.error();
+    auto t = open_file(run, *tcp->conn);
+    if (!t)
+        return t.error();
+    for (bool write : {false, true}) {
+        Case c{write ? "a WRITE with an RDMA channel over TCP"
+                     : "a READ with an RDMA channel over TCP",
+               write, kInlineSize, one};
+        if (auto st = refused(c, *t->tree, t->file); !st)
+            return st;
+    }
+    if (auto st = close_all(run, *t, *tcp->conn); !st)
+        return st;
+    return close_all(run, *o, *ch->conn);
+}
+
 } // namespace
 
 const std::vector<Smb2Check> &smb2_checks()
@@ -373,6 +838,24 @@ const std::vector<Smb2Check> &smb2_checks()
         {"compound",
          "related CREATE, WRITE, READ, CLOSE in one compound request",
          check_compound},
+        {"compound-rdma",
+         "compounds of RDMA and inline READs and WRITEs, RDMA in any "
+         "position (over SMB Direct)",
+         check_compound_rdma},
+        {"cancel", "a CHANGE_NOTIFY that waits, cancelled by its AsyncId",
+         check_cancel},
+        {"bind-wrong-guid",
+         "Windows' flow with another ClientGuid on the binding channel",
+         check_bind_wrong_guid},
+        {"bind-tcp", "a session over SMB Direct, a TCP channel binding to it",
+         check_bind_tcp},
+        {"denied-write",
+         "an RDMA WRITE to a file opened for reading only (over SMB Direct)",
+         check_denied_write},
+        {"channel-validation",
+         "READ and WRITE channel info the server must refuse, over SMB "
+         "Direct and over TCP",
+         check_channel_validation},
     };
     return checks;
 }
@@ -382,7 +865,7 @@ Status run_smb2_check(std::string_view name, const Smb2CheckOptions &opt,
 {
     for (const Smb2Check &c : smb2_checks())
         if (name == c.name) {
-            Smb2Run run(opt, step);
+            Smb2Run run(name, opt, step);
             return c.run(run);
         }
     return make_error(Errc::invalid_argument,

@@ -480,6 +480,23 @@ Result<smb2_hdr> parse_empty_response(std::span<const uint8_t> pdu,
     return check_body(pdu, command, EMPTY_BODY_SIZE, EMPTY_BODY_SIZE);
 }
 
+std::vector<uint8_t> build_change_notify(const smb2_hdr &hdr,
+                                         const std::array<uint8_t, 16> &dir,
+                                         uint32_t filter,
+                                         uint32_t output_length)
+{
+    // StructureSize 32, Flags 0 (this directory only), OutputBufferLength,
+    // FileId, CompletionFilter, Reserved
+    constexpr size_t kBody = 32;
+    auto b = start_request(hdr, SMB2_CHANGE_NOTIFY, kBody);
+    uint8_t *body = &b[SMB2_HDR_SIZE];
+    smbd_put_le16(body, kBody);
+    smbd_put_le32(body + 4, output_length);
+    std::copy(dir.begin(), dir.end(), body + 8);
+    smbd_put_le32(body + 24, filter);
+    return b;
+}
+
 std::vector<uint8_t> build_cancel(const smb2_hdr &hdr)
 {
     return empty_request(hdr, SMB2_CANCEL);

@@ -34,6 +34,7 @@ inline constexpr uint16_t SMB2_TREE_CONNECT = 0x0003;
 inline constexpr uint16_t SMB2_TREE_DISCONNECT = 0x0004;
 inline constexpr uint16_t SMB2_CREATE = 0x0005;
 inline constexpr uint16_t SMB2_CLOSE = 0x0006;
+inline constexpr uint16_t SMB2_CHANGE_NOTIFY = 0x000F;
 using smb2rw::SMB2_READ;
 using smb2rw::SMB2_WRITE;
 using smb2sec::SMB2_CANCEL;
@@ -54,7 +55,11 @@ inline constexpr uint32_t FILE_CREATE = 2;
 inline constexpr uint32_t FILE_OPEN_IF = 3;
 inline constexpr uint32_t FILE_OVERWRITE_IF = 5;
 // CreateOptions
+inline constexpr uint32_t FILE_LIST_DIRECTORY = 0x00000001u;
+inline constexpr uint32_t FILE_DIRECTORY_FILE = 0x00000001u;
 inline constexpr uint32_t FILE_NON_DIRECTORY_FILE = 0x00000040u;
+inline constexpr uint32_t FILE_NOTIFY_CHANGE_FILE_NAME = 0x00000001u;
+inline constexpr uint32_t FILE_NOTIFY_CHANGE_DIR_NAME = 0x00000002u;
 inline constexpr uint32_t FILE_DELETE_ON_CLOSE = 0x00001000u;
 // RequestedOplockLevel / OplockLevel
 inline constexpr uint8_t SMB2_OPLOCK_LEVEL_NONE = 0x00;
@@ -187,6 +192,13 @@ std::vector<uint8_t> build_tree_disconnect(const smb2_hdr &hdr);
 // Their responses (2.2.8, 2.2.12): @command's, StructureSize 4.
 Result<smb2_hdr> parse_empty_response(std::span<const uint8_t> pdu,
                                       uint16_t command);
+
+// CHANGE_NOTIFY (2.2.35) of @dir for @filter, answering with up to
+// @output_length bytes; a request that waits, which CANCEL ends.
+std::vector<uint8_t> build_change_notify(const smb2_hdr &hdr,
+                                         const std::array<uint8_t, 16> &dir,
+                                         uint32_t filter,
+                                         uint32_t output_length);
 
 // CANCEL (2.2.30), StructureSize 4. It takes no credit and has no
 // response. For a request still synchronous, @hdr carries its MessageId;

@@ -211,14 +211,13 @@ Status Connection::check_signature(const ReceivedPdu &got) const
                                               std::to_string(h.message_id) +
                                               ") in a session that signs");
     }
-    if (auto st = sec::verify_pdu(signing_algorithm(), k->second.key,
-                                  got.bytes);
+    if (auto st =
+            sec::verify_pdu(signing_algorithm(), k->second.key, got.bytes);
         !st)
-        return Error{st.error().code, "the response to " +
-                                          smb2_command_text(h.command) +
-                                          " MessageId " +
-                                          std::to_string(h.message_id) + ": " +
-                                          st.error().message};
+        return Error{st.error().code,
+                     "the response to " + smb2_command_text(h.command) +
+                         " MessageId " + std::to_string(h.message_id) + ": " +
+                         st.error().message};
     return {};
 }
 
@@ -279,6 +278,23 @@ std::optional<uint64_t> Connection::interim(uint64_t message_id) const
     if (it == async_ids_.end())
         return std::nullopt;
     return it->second;
+}
+
+Result<uint64_t> Connection::wait_interim(uint64_t message_id)
+{
+    auto until = Clock::now() + timeout_;
+    for (;;) {
+        if (auto id = interim(message_id))
+            return *id;
+        if (auto it = done_.find(message_id); it != done_.end())
+            return protocol_error("MessageId " + std::to_string(message_id) +
+                                  " was answered with " +
+                                  nt_status_text(smbd_get_le32(
+                                      &it->second.bytes[SMB2_HDR_STATUS])) +
+                                  " before any interim response");
+        if (auto st = receive_one(until); !st)
+            return st.error();
+    }
 }
 
 Result<ReceivedPdu> Connection::notification(std::chrono::milliseconds timeout)

@@ -80,6 +80,9 @@ class Connection {
     Result<ReceivedPdu> next_response(std::chrono::milliseconds timeout);
     // Whether an interim response came for @message_id, and its AsyncId.
     std::optional<uint64_t> interim(uint64_t message_id) const;
+    // Wait for the interim response to @message_id: its AsyncId;
+    // Errc::protocol when the final response came instead.
+    Result<uint64_t> wait_interim(uint64_t message_id);
     // The next oplock or lease break notification (MessageId all ones),
     // Errc::timeout when none came within @timeout.
     Result<ReceivedPdu> notification(std::chrono::milliseconds timeout);
