@@ -47,11 +47,26 @@ E2E_SIGNING=mandatory E2E_WRITER=direct run_scenario signed rdma_files \
 
 # our client, which drives the server as Windows does
 # (tools/client/smb2_checks.cpp): a signed NTLMv2 session with inline I/O,
-# RDMA I/O on each channel and a related compound, over SMB Direct and over
-# TCP; Windows' flow, an SMB Direct channel binding to a TCP session
-run_smb2 smb2-rdma session compound
-run_smb2 smb2-tcp --tcp session compound
+# RDMA I/O on each channel, a related compound and a CANCEL by AsyncId,
+# over SMB Direct and over TCP; Windows' flow, an SMB Direct channel
+# binding to a TCP session
+run_smb2 smb2-rdma session compound cancel
+run_smb2 smb2-tcp --tcp session compound cancel
 run_smb2 smb2-windows-flow windows-flow
+# what the series got wrong, each with the request shape that showed it:
+# RDMA READs and WRITEs anywhere in a compound, among inline ones
+run_smb2 smb2-compound-rdma compound-rdma
+# a binding channel of another ClientGuid: STATUS_USER_SESSION_DELETED
+run_smb2 smb2-bind-wrong-guid bind-wrong-guid
+# a session over SMB Direct, then TCP binds to it in the same smbd
+run_smb2 smb2-bind-tcp bind-tcp
+# a WRITE to a file opened for reading: refused before any RDMA
+E2E_RDMA_IN=0 run_smb2 smb2-denied-write denied-write
+# channel info the server refuses, over SMB Direct and over TCP
+run_smb2 smb2-channel-validation channel-validation
+# a reload that changes the protocol range and signing: the next SMB
+# Direct session gets what the new configuration answers
+smb2_reload
 
 # the same client and workloads against ksmbd, the reference
 E2E_SERVER=ksmbd run_scenario ksmbd-rdma-3.1.1 rdma_files "rdma,vers=3.1.1" 1 rdma
@@ -61,8 +76,9 @@ E2E_SERVER=ksmbd E2E_SIGNING=mandatory E2E_WRITER=direct \
 # wrong bytes (smb3_set_sign_rsp() signs a READ's last two iovs, taking the
 # 4-byte length prefix when no data iov follows), so its RDMA I/O is
 # checked in an unsigned session
-E2E_SERVER=ksmbd run_smb2 ksmbd-smb2-tcp --tcp session compound
-E2E_SERVER=ksmbd run_smb2 ksmbd-smb2-rdma --no-sign session compound
+E2E_SERVER=ksmbd run_smb2 ksmbd-smb2-tcp --tcp session compound cancel
+E2E_SERVER=ksmbd run_smb2 ksmbd-smb2-rdma --no-sign session compound cancel \
+	compound-rdma denied-write
 
 e2e_teardown
 echo "E2E summary $E2E_PASSED passed, $E2E_FAILED failed"

@@ -55,7 +55,7 @@ e2e_setup() {
 		fail "pdbedit: $(tail -n 1 "$E2E_DIR/log/pdbedit.log")"
 }
 
-# smb.conf with "server signing" = $1
+# smb.conf with "server signing" = $1, "server max protocol" = $2 (SMB3)
 write_conf() {
 	cat >"$E2E_DIR/smb.conf" <<CONF
 [global]
@@ -64,6 +64,7 @@ write_conf() {
 	passdb backend = tdbsam
 	server smb direct = yes
 	server min protocol = SMB3_00
+	server max protocol = ${2:-SMB3}
 	server signing = $1
 	interfaces = "smbd0;capability=RSS"
 	smb ports = 445
@@ -240,10 +241,49 @@ scenario_result() {
 	fi
 }
 
+smb2() {
+	"$SMBD_BUILD/tools/client/smbdirect-smb2" --addr "${E2E_ADDR:-$SMBD_ADDR}" \
+		--user "$E2E_USER" --password "$E2E_PASS" --share e2e "$@" 2>&1
+}
+
+# smb2_reload: smbd reloads (SIGHUP) a configuration with another protocol
+# range and mandatory signing; the next SMB Direct session must get what
+# that configuration answers, which the kernel gives from the policy
+smb2_reload() {
+	E2E_WHY= E2E_DETAIL=
+	ok=1
+	if start_smbd auto; then
+		if ! out=$(smb2 session) ||
+			! printf '%s\n' "$out" | grep -q 'negotiated SMB 3.1.1, signing enabled'; then
+			fail "before the reload: $(printf '%s\n' "$out" | tail -n 1)"
+		else
+			write_conf mandatory SMB3_02
+			kill -HUP "$SMBD_PID"
+			i=0
+			until grep -q 'Reloading services after SIGHUP' "$E2E_DIR/log/smbd.out"; do
+				i=$((i + 1))
+				[ $i -lt 100 ] || break
+				sleep 0.1
+			done
+			sleep 0.5
+			if out=$(smb2 session) &&
+				printf '%s\n' "$out" | grep -q 'negotiated SMB 3.0.2, signing required'; then
+				ok=0
+				E2E_DETAIL="3.1.1 signing enabled, then 3.0.2 signing required"
+			else
+				fail "after the reload: $(printf '%s\n' "$out" | grep -v '^SMB2' | tail -n 1; printf '%s\n' "$out" | tail -n 1)"
+				printf '%s\n' "$out" | sed 's/^/  smb2: /'
+			fi
+		fi
+	fi
+	stop_smbd
+	scenario_result smb2-reload $ok
+}
+
 # run_smb2 <name> <smbdirect-smb2 arguments>: checks of our client, which
 # drives the server as Windows does (tools/client/smb2_checks.cpp), against
 # E2E_SERVER with E2E_SIGNING as above. The line counts the bytes the
-# driver moved by RDMA.
+# driver moved by RDMA; E2E_RDMA_IN: the bytes it must have pulled.
 run_smb2() {
 	name=$1
 	shift
@@ -251,16 +291,18 @@ run_smb2() {
 	ok=1
 	if start_server "${E2E_SIGNING:-auto}"; then
 		r0=$(counter rdma_read_bytes) w0=$(counter rdma_write_bytes)
-		if out=$("$SMBD_BUILD/tools/client/smbdirect-smb2" \
-			--addr "${E2E_ADDR:-$SMBD_ADDR}" --user "$E2E_USER" \
-			--password "$E2E_PASS" --share e2e "$@" 2>&1); then
+		if out=$(smb2 "$@"); then
 			ok=0
 		else
 			E2E_WHY=$(printf '%s\n' "$out" | sed -n 's/^SMB2 \(.* FAIL .*\)/\1/p' |
 				paste -sd';' -)
 			printf '%s\n' "$out" | sed 's/^/  smb2: /'
 		fi
-		E2E_DETAIL="$(printf '%s\n' "$out" | grep -c '^SMB2 .* PASS') checks rdma_in=$(( $(counter rdma_read_bytes) - r0 )) rdma_out=$(( $(counter rdma_write_bytes) - w0 ))"
+		pulled=$(( $(counter rdma_read_bytes) - r0 ))
+		E2E_DETAIL="$(printf '%s\n' "$out" | grep -c '^SMB2 .* PASS') checks rdma_in=$pulled rdma_out=$(( $(counter rdma_write_bytes) - w0 ))"
+		[ $ok != 0 ] || [ -z "${E2E_RDMA_IN:-}" ] ||
+			[ "$pulled" = "$E2E_RDMA_IN" ] ||
+			{ ok=1; E2E_WHY="RDMA pulled $pulled bytes, expected $E2E_RDMA_IN"; }
 	fi
 	stop_server
 	rm -rf "${E2E_DIR:?}/share/"*
