@@ -145,6 +145,7 @@ class Responder {
     void transfer_failed(uint64_t id, int err);
     void on_rdma_done(uint64_t id, int32_t status, uint64_t bytes);
     void forget_io(uint64_t conn_id);
+    void free_io();
     void flush_sends();
     void log(const char *fmt, ...) const __attribute__((format(printf, 2, 3)));
 

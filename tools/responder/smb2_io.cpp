@@ -248,6 +248,25 @@ void Responder::forget_io(uint64_t conn_id)
     }
 }
 
+// Drops what every READ/WRITE holds, before the glue goes: each request
+// the glue still has first (one the kernel is running is orphaned, its
+// pool memory kept by the library until the kernel is done with it), then
+// the buffers. None of them is answered.
+void Responder::free_io()
+{
+    for (auto &[id, io] : in_flight_) {
+        talloc_free(io.req);
+        smbd_dev_buf_free(io.buf);
+    }
+    // waiting for a buffer: no request, and buf is nullptr until they get
+    // one
+    for (Io &io : queued_)
+        smbd_dev_buf_free(io.buf);
+    in_flight_.clear();
+    queued_.clear();
+    ready_.clear();
+}
+
 void Responder::flush_sends()
 {
     std::vector<iovec> iov(pending_.size());

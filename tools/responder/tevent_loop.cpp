@@ -72,8 +72,8 @@ int Responder::serve_tevent()
     }
     if (err)
         log("tevent loop: %s", strerror(err));
-    // requests still running are orphaned: the library keeps their memory
-    // until the kernel is done
+    // the glue's requests go before the glue (libsmbd-tevent.h)
+    free_io();
     talloc_free(mem);
     ev_ = nullptr;
     glue_ = nullptr;
