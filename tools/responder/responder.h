@@ -104,8 +104,10 @@ class Responder {
         Decision decision;
         bool waited = false;
         smbd_dev_buf *buf = nullptr; // pool memory while it has some
-        bool started = false;        // the kernel is moving its data
-        tevent_req *req = nullptr;   // on a tevent loop: the glue has it
+        // the kernel is moving its data, or the glue has it: either must
+        // end it before the connection's DISCONNECTED
+        bool started = false;
+        tevent_req *req = nullptr; // on a tevent loop: the glue has it
     };
     struct Closer {
         void operator()(smbd_dev *d) const { smbd_dev_close(d); }

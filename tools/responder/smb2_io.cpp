@@ -226,8 +226,9 @@ void Responder::forget_io(uint64_t conn_id)
         return in_flight_.at(id).conn_id == conn_id;
     });
     // DISCONNECTED is a connection's last event: every RDMA_DONE came
-    // first. What never started (waiting for the kernel here or in the
-    // glue) is dropped.
+    // first, and on a tevent loop the glue ended each of its requests
+    // (started counts them all). What never started (waiting for the
+    // kernel in ready_) is dropped.
     for (auto it = in_flight_.begin(); it != in_flight_.end();) {
         Io &io = it->second;
         if (io.conn_id != conn_id) {
@@ -236,9 +237,10 @@ void Responder::forget_io(uint64_t conn_id)
         }
         if (io.started) {
             log("conn %llu: RDMA operation %llu had no RDMA_DONE before "
-                "DISCONNECTED (a driver bug)",
+                "DISCONNECTED (a %s bug)",
                 static_cast<unsigned long long>(conn_id),
-                static_cast<unsigned long long>(it->first));
+                static_cast<unsigned long long>(it->first),
+                glue_ ? "driver or libsmbd-tevent" : "driver");
             summary_.rdma_errors++;
         }
         // before its memory: a request the glue still holds is cancelled

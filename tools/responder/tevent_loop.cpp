@@ -105,7 +105,12 @@ void Responder::start_tevent_transfers()
         }
         *cb = {this, id};
         tevent_req_set_callback(req, glue_rdma_done, cb);
-        in_flight_.at(id).req = req;
+        Io &io = in_flight_.at(id);
+        io.req = req;
+        // the glue ends it before its connection's DISCONNECTED, whether
+        // the kernel took it or it still waits (libsmbd-tevent.h), as the
+        // kernel ends what it took: one still here then is a bug
+        io.started = true;
         summary_.rdma_ops++;
     }
     ready_.clear();
