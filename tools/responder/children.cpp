@@ -79,15 +79,27 @@ void Responder::reap_children(bool wait)
             kill(pid, SIGTERM);
     for (auto it = children_.begin(); it != children_.end();) {
         int status = 0;
-        pid_t r = waitpid(*it, &status, wait ? 0 : WNOHANG);
+        pid_t r;
+        // SIGTERM and SIGINT stop() without SA_RESTART (main.cpp): a wait
+        // they interrupt is waited again
+        do
+            r = waitpid(*it, &status, wait ? 0 : WNOHANG);
+        while (r < 0 && errno == EINTR);
         if (r == 0) {
             ++it;
             continue;
         }
-        if (r > 0)
-            log("child %d ended (%s %d)", *it,
-                WIFEXITED(status) ? "exit" : "signal",
-                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+        if (r < 0) {
+            // not ours to wait for (ECHILD): nothing will ever tell how it
+            // ended, so it is dropped, but not counted as a connection
+            // that ended
+            log("child %d: waitpid: %s", *it, strerror(errno));
+            it = children_.erase(it);
+            continue;
+        }
+        log("child %d ended (%s %d)", *it,
+            WIFEXITED(status) ? "exit" : "signal",
+            WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
         summary_.ended++;
         it = children_.erase(it);
     }
