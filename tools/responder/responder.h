@@ -14,6 +14,7 @@
 
 #include <libsmbd-tevent.h>
 
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <deque>
@@ -125,7 +126,8 @@ class Responder {
     uint64_t new_session_id();
     // children.cpp
     void fork_child(const smbd_dev_event &ev);
-    void serve_child(const uint8_t *token);
+    // @mask: the signal mask to restore once the child has its own stop_fd_
+    void serve_child(const uint8_t *token, const sigset_t &mask);
     void reap_children(bool wait);
     // poll_loop.cpp
     int serve_poll();
