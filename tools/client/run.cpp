@@ -57,9 +57,9 @@ RunReport Flow::run()
             step("hostile mode " + std::string(info_.name) + ": " +
                  std::string(info_.rule));
         info_.play(*this);
-        r_.observed = c_->observed();
         r_.credits = c_->credits();
         c_->close();
+        // after close(): what the teardown saw too
         r_.observed = c_->observed();
     }
     r_.elapsed =
