@@ -50,6 +50,23 @@ Status check_size(ByteView pdu)
     return {};
 }
 
+// AES-GMAC's nonce is the MessageId with the role and CANCEL bits. Many
+// messages share MessageId 0 (an async CANCEL) and 0xFFFFFFFFFFFFFFFF
+// (unsolicited messages), so signing one of them would reuse a nonce;
+// Samba refuses both (smb2_signing_calc_signature).
+Status check_gmac_nonce(SigningAlgorithm alg, ByteView pdu)
+{
+    if (alg != SigningAlgorithm::aes_gmac)
+        return {};
+    uint64_t id = le::get64(pdu, SMB2_HDR_MESSAGE_ID);
+    if (id == 0 || id == UINT64_MAX)
+        return make_error(Errc::invalid_argument,
+                          "no AES-GMAC signature for MessageId " +
+                              std::to_string(id) +
+                              ", whose nonce other messages share");
+    return {};
+}
+
 } // namespace
 
 SigningAlgorithm signing_algorithm(uint16_t dialect,
@@ -71,6 +88,8 @@ Status sign_pdu(SigningAlgorithm alg, const Bytes16 &key,
 {
     if (auto s = check_size(pdu); !s)
         return s;
+    if (auto s = check_gmac_nonce(alg, pdu); !s)
+        return s;
     le::set32(pdu, SMB2_HDR_FLAGS,
               le::get32(pdu, SMB2_HDR_FLAGS) | SMB2_FLAGS_SIGNED);
     Bytes16 sig = compute(alg, key, pdu);
@@ -84,6 +103,8 @@ Status verify_pdu(SigningAlgorithm alg, const Bytes16 &key, ByteView pdu)
         return s;
     if (!(le::get32(pdu, SMB2_HDR_FLAGS) & SMB2_FLAGS_SIGNED))
         return make_error(Errc::pdu_signature, "SMB2 message not signed");
+    if (auto s = check_gmac_nonce(alg, pdu); !s)
+        return s;
     if (!same(compute(alg, key, pdu), pdu.subspan(SMB2_HDR_SIGNATURE, 16)))
         return make_error(Errc::pdu_signature,
                           "SMB2 signature does not verify");

@@ -24,10 +24,13 @@ enum class SigningAlgorithm { hmac_sha256, aes_cmac, aes_gmac };
 SigningAlgorithm signing_algorithm(uint16_t dialect,
                                    std::optional<uint16_t> signing_id);
 
-// Sets SMB2_FLAGS_SIGNED and writes the signature into @pdu.
+// Sets SMB2_FLAGS_SIGNED and writes the signature into @pdu. AES-GMAC
+// refuses MessageId 0 and 0xFFFFFFFFFFFFFFFF (Errc::invalid_argument):
+// their nonce is not the message's own.
 Status sign_pdu(SigningAlgorithm alg, const Bytes16 &key,
                 std::span<uint8_t> pdu);
-// The message must be flagged signed and its signature must verify.
+// The message must be flagged signed and its signature must verify;
+// AES-GMAC refuses the same MessageIds as sign_pdu.
 Status verify_pdu(SigningAlgorithm alg, const Bytes16 &key, ByteView pdu);
 
 } // namespace smbd::smb2sec
