@@ -340,6 +340,42 @@ parse_smb2_negotiate_response(std::span<const uint8_t> pdu)
     return r;
 }
 
+namespace {
+
+bool offered(const std::vector<uint16_t> &ids, uint16_t id)
+{
+    return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+} // namespace
+
+Status check_negotiate_choice(const Smb2NegotiateOptions &offer,
+                              const Smb2NegotiateResponse &resp)
+{
+    if (!offered(offer.dialects, resp.dialect))
+        return protocol_error("the server chose dialect " +
+                              dialect_text(resp.dialect) +
+                              ", which was not offered");
+    if (resp.preauth_hash &&
+        *resp.preauth_hash != SMB2_PREAUTH_INTEGRITY_SHA512)
+        return protocol_error("the server chose preauth hash " +
+                              hex32(*resp.preauth_hash) +
+                              ", not the SHA-512 offered");
+    // 0: no cipher in common, which the server may answer
+    if (resp.cipher && *resp.cipher != 0 &&
+        (*resp.cipher > SMB2_ENCRYPTION_AES256_GCM ||
+         !offered(offer.ciphers, *resp.cipher)))
+        return protocol_error("the server chose cipher " + hex32(*resp.cipher) +
+                              ", which was not offered");
+    if (resp.signing_algorithm &&
+        (*resp.signing_algorithm > SMB2_SIGNING_AES128_GMAC ||
+         !offered(offer.signing_algorithms, *resp.signing_algorithm)))
+        return protocol_error("the server chose signing algorithm " +
+                              hex32(*resp.signing_algorithm) +
+                              ", which was not offered");
+    return {};
+}
+
 std::vector<uint8_t> default_security_blob()
 {
     // Signature, MessageType 1, NegotiateFlags (UNICODE, REQUEST_TARGET,

@@ -79,8 +79,19 @@ struct Smb2NegotiateResponse {
     bool posix = false;
 };
 
+// The response as a message: its fields and 3.1.1 contexts well formed.
+// Whether it chose from what was offered is check_negotiate_choice's.
 Result<Smb2NegotiateResponse>
 parse_smb2_negotiate_response(std::span<const uint8_t> pdu);
+
+// What the server chose, against what @offer offered: the dialect, and on
+// 3.1.1 the preauth hash (SHA-512, the one build_smb2_negotiate offers),
+// the cipher (or 0, no cipher in common) and the signing algorithm, each
+// one of the ids MS-SMB2 defines. An Errc::protocol error names the first
+// choice that was not offered; after it, no unknown signing or cipher id
+// is left for the session to meet.
+Status check_negotiate_choice(const Smb2NegotiateOptions &offer,
+                              const Smb2NegotiateResponse &resp);
 
 // Some bytes where a SPNEGO token would go: an NTLMSSP NEGOTIATE_MESSAGE.
 std::vector<uint8_t> default_security_blob();
