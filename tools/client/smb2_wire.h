@@ -45,6 +45,10 @@ struct Smb2NegotiateOptions {
     std::array<uint8_t, 16> client_guid{};
     // 3.1.1 contexts; an empty list leaves its context out
     std::array<uint8_t, SMB2_PREAUTH_SALT_SIZE> salt{};
+    // This client encrypts nothing, and smb2sec derives 128-bit cipher
+    // keys only (keys.h): a session that must be encrypted on a connection
+    // that chose AES-256 is to be refused. The AES-256 ids stay offered
+    // since the fuzzer's pinned plans (seed 1) are built from this list.
     std::vector<uint16_t> ciphers{
         SMB2_ENCRYPTION_AES128_GCM, SMB2_ENCRYPTION_AES128_CCM,
         SMB2_ENCRYPTION_AES256_GCM, SMB2_ENCRYPTION_AES256_CCM};
