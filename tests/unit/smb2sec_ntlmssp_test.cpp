@@ -324,6 +324,8 @@ const Hostile kHostile[] = {
      Errc::av_pairs},
     {"AV pair longer than the info", [](auto &m) { set16(m, 0x44 + 2, 0x200); },
      Errc::av_pairs},
+    {"MsvAvEOL with a length: the computer name's pair, renamed",
+     [](auto &m) { set16(m, 0x44 + 16, AV_EOL); }, Errc::av_pairs},
     {"timestamp of 4 bytes",
      [](auto &m) {
          set16(m, 0x44, AV_TIMESTAMP);

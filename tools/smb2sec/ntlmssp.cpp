@@ -73,6 +73,10 @@ Result<std::vector<AvPair>> parse_av_pairs(ByteView info)
                               "AV pair " + std::to_string(id) + ": " +
                                   std::to_string(len) + " bytes, " +
                                   std::to_string(info.size() - at) + " left");
+        // MsvAvEOL ends the list and has no value (MS-NLMP 2.2.2.1)
+        if (id == AV_EOL && len != 0)
+            return make_error(Errc::av_pairs,
+                              "MsvAvEOL of length " + std::to_string(len));
         if (id == AV_EOL)
             return pairs;
         if ((id == AV_TIMESTAMP && len != 8) || (id == AV_FLAGS && len != 4))
