@@ -270,16 +270,36 @@ Result<Authenticate> build_authenticate(const ClientConfig &cfg,
 
     // The blob echoes the server's pairs first and in order (Samba checks
     // that); with the server's time comes the MIC and its flag (MS-NLMP
-    // 3.1.5.1.2).
+    // 3.1.5.1.2). MsvAvChannelBindings and MsvAvTargetName are the
+    // client's to state: with an SPN, ours take the place of any the
+    // server sent, so that each appears once.
     bool mic = chal->timestamp.has_value();
     std::vector<uint8_t> av;
     bool flagged = false;
+    bool own_pairs = !spn->empty();
+    bool bindings_put = false, name_put = false;
+    auto put_bindings = [&] {
+        if (!bindings_put)
+            put_av(av, AV_CHANNEL_BINDINGS, Bytes16{});
+        bindings_put = true;
+    };
+    auto put_name = [&] {
+        if (!name_put)
+            put_av(av, AV_TARGET_NAME, *spn);
+        name_put = true;
+    };
     for (const AvPair &p : chal->target_info) {
         if (p.id == AV_FLAGS && mic) {
             std::vector<uint8_t> v = p.value;
             le::set32(v, 0, le::get32(v, 0) | AV_FLAG_MIC_PRESENT);
             put_av(av, p.id, v);
             flagged = true;
+        }
+        else if (p.id == AV_CHANNEL_BINDINGS && own_pairs) {
+            put_bindings();
+        }
+        else if (p.id == AV_TARGET_NAME && own_pairs) {
+            put_name();
         }
         else {
             put_av(av, p.id, p.value);
@@ -290,9 +310,9 @@ Result<Authenticate> build_authenticate(const ClientConfig &cfg,
         le::put32(v, AV_FLAG_MIC_PRESENT);
         put_av(av, AV_FLAGS, v);
     }
-    if (!spn->empty()) {
-        put_av(av, AV_CHANNEL_BINDINGS, Bytes16{});
-        put_av(av, AV_TARGET_NAME, *spn);
+    if (own_pairs) {
+        put_bindings();
+        put_name();
     }
     put_av(av, AV_EOL, {});
 

@@ -85,7 +85,8 @@ struct ClientConfig {
     uint32_t flags = CLIENT_FLAGS;
     Version version = WINDOWS_10_VERSION;
     // "cifs/<server>": sent as MsvAvTargetName with a zero
-    // MsvAvChannelBindings, as Windows does; "" sends neither.
+    // MsvAvChannelBindings, as Windows does, in place of any the server
+    // sent; "" sends neither of its own (the server's are echoed).
     std::string target_spn;
 };
 
