@@ -417,6 +417,20 @@ TEST(Ntlmssp, ServerTargetNameAndChannelBindingsAreReplaced)
     EXPECT_EQ(pairs[1].value, hex("530065007200760065007200"));
 }
 
+TEST(Ntlmssp, MicNeedsTheNegotiateMessage)
+{
+    // The blog's CHALLENGE has the server's time, so a MIC over NEGOTIATE,
+    // CHALLENGE and AUTHENTICATE is due: without the NEGOTIATE it would be
+    // a MIC the server cannot verify.
+    BlogMessages m = blog_messages();
+    ClientConfig c = spec_config();
+    auto a = build_authenticate(c, {}, m.challenge, spec_nonces());
+    ASSERT_FALSE(a);
+    EXPECT_EQ(a.error().code, Errc::invalid_argument);
+    EXPECT_TRUE(
+        build_authenticate(c, build_negotiate(c), m.challenge, spec_nonces()));
+}
+
 TEST(Ntlmssp, InvalidUtf8Credentials)
 {
     ClientConfig c = spec_config();

@@ -274,6 +274,10 @@ Result<Authenticate> build_authenticate(const ClientConfig &cfg,
     // client's to state: with an SPN, ours take the place of any the
     // server sent, so that each appears once.
     bool mic = chal->timestamp.has_value();
+    if (mic && negotiate.empty())
+        return make_error(Errc::invalid_argument,
+                          "the server's time calls for a MIC, which covers "
+                          "the NEGOTIATE_MESSAGE: none was given");
     std::vector<uint8_t> av;
     bool flagged = false;
     bool own_pairs = !spn->empty();
@@ -366,6 +370,8 @@ Result<Authenticate> build_authenticate(const ClientConfig &cfg,
                   m.begin() + kAuthFixed);
     if (mic) {
         auto v = compute_mic(a.exported_session_key, negotiate, challenge, m);
+        if (!v)
+            return v.error();
         std::copy(v->begin(), v->end(), m.begin() + MIC_OFFSET);
     }
     return a;

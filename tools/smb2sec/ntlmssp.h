@@ -108,7 +108,8 @@ struct Authenticate {
 };
 
 // @negotiate and @challenge are the messages as sent and received (the
-// MIC covers them).
+// MIC covers them); Errc::invalid_argument when a MIC is due (the server
+// sent its time) and @negotiate is empty.
 Result<Authenticate> build_authenticate(const ClientConfig &cfg,
                                         ByteView negotiate, ByteView challenge,
                                         const ClientNonces &nonces);
