@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "ntlmssp.h"
 #include "smb2sec_vectors.h"
@@ -199,6 +200,12 @@ TEST(Ntlmssp, MechListMicsAreTheOnesWindowsAndTheServerSent)
     EXPECT_EQ(vec(s.sign(types)), m.client_mic);
     EXPECT_TRUE(s.verify(types, m.server_mic));
 }
+
+// A copy would sign again with the keystream and sequence number the
+// original already used.
+static_assert(!std::is_copy_constructible_v<Session> &&
+              !std::is_copy_assignable_v<Session>);
+static_assert(std::is_move_constructible_v<Session>);
 
 TEST(Ntlmssp, ForgedServerMechListMicFails)
 {

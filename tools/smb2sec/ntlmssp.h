@@ -140,11 +140,18 @@ std::optional<std::vector<uint8_t>> utf16le(std::string_view utf8);
 
 // The NTLMSSP signatures with extended session security (MS-NLMP 3.4.4.2),
 // client side: sign what goes to the server, verify what comes back. SPNEGO
-// uses one each way for its mechListMIC.
+// uses one each way for its mechListMIC. Not copyable: with key exchange
+// each signature advances an RC4 stream and a sequence number, and a copy
+// would sign with the same keystream and numbers again.
 class Session {
   public:
     // @flags as in the AUTHENTICATE_MESSAGE (128/56, KEY_EXCH).
     Session(const Bytes16 &exported_session_key, uint32_t flags);
+    Session(const Session &) = delete;
+    Session &operator=(const Session &) = delete;
+    // the moved-from Session must not sign or verify any more
+    Session(Session &&) = default;
+    Session &operator=(Session &&) = default;
     Bytes16 sign(ByteView message);
     Status verify(ByteView message, ByteView signature);
 
