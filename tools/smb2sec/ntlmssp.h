@@ -35,13 +35,20 @@ inline constexpr uint32_t NEGOTIATE_128 = 0x20000000;
 inline constexpr uint32_t NEGOTIATE_KEY_EXCH = 0x40000000;
 inline constexpr uint32_t NEGOTIATE_56 = 0x80000000;
 
-// What a Windows 10 client asks for (its AUTHENTICATE adds TARGET_INFO
-// when the server offers it): Unicode, signing with extended session
-// security, 128-bit keys and key exchange.
+// This client's NEGOTIATE flags, 0xe2088215: Unicode, signing with
+// extended session security, 128-bit keys and key exchange (the
+// AUTHENTICATE adds TARGET_INFO when the server offers it). Windows
+// clients send 0xe2088297 (Windows 8.1 in the blog's exchange,
+// smb2sec_vectors.h), which adds NEGOTIATE_OEM and NEGOTIATE_LM_KEY: a
+// server that grants Unicode uses no OEM strings, and one that grants
+// extended session security must drop LM_KEY (MS-NLMP 2.2.2.5), so
+// leaving them out changes nothing a server grants.
 inline constexpr uint32_t CLIENT_FLAGS =
     NEGOTIATE_UNICODE | REQUEST_TARGET | NEGOTIATE_SIGN | NEGOTIATE_NTLM |
     NEGOTIATE_ALWAYS_SIGN | NEGOTIATE_EXTENDED_SESSIONSECURITY |
     NEGOTIATE_VERSION | NEGOTIATE_128 | NEGOTIATE_KEY_EXCH | NEGOTIATE_56;
+static_assert(CLIENT_FLAGS == 0xe2088215);
+static_assert((CLIENT_FLAGS | NEGOTIATE_OEM | NEGOTIATE_LM_KEY) == 0xe2088297);
 
 // AV pair ids (MS-NLMP 2.2.2.1)
 inline constexpr uint16_t AV_EOL = 0;
