@@ -32,9 +32,9 @@ std::string guid_text(const std::array<uint8_t, 16> &g)
 
 } // namespace
 
-Flow::Flow(const RunOptions &opt,
-           const std::function<void(const std::string &)> &progress)
-    : opt_(opt), progress_(progress), info_(hostile_info(opt.hostile))
+Flow::Flow(const RunOptions &opt, Progress progress)
+    : opt_(opt), progress_(std::move(progress)),
+      info_(hostile_info(opt.hostile))
 {
     r_.hostile = opt.hostile;
 }
