@@ -177,13 +177,6 @@ std::vector<uint8_t> build_rw_request(const RwRequestPlan &r, uint32_t channel,
 
 namespace fuzz {
 
-std::string hex(uint64_t v)
-{
-    char buf[24];
-    std::snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v);
-    return buf;
-}
-
 void put16(std::vector<uint8_t> &b, size_t at, uint16_t v)
 {
     if (at + 2 <= b.size())

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "hex.h"
 #include "smb2.h"
 
 namespace smbd::client {
@@ -81,7 +82,8 @@ namespace fuzz {
 // A field of a request body, from the start of the PDU.
 constexpr size_t in_body(size_t field) { return SMB2_HDR_SIZE + field; }
 
-std::string hex(uint64_t v);
+// "0x1f" in the notes of a mutation
+using smbd::hex;
 
 // The mutations of one message, in words.
 struct Notes {

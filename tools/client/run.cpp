@@ -1,5 +1,7 @@
 #include "run.h"
 
+#include "hex.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -11,24 +13,6 @@ using std::chrono::milliseconds;
 
 constexpr uint64_t SESSION_SETUP_MESSAGE_ID = 1;
 constexpr uint64_t FIRST_ECHO_MESSAGE_ID = 2;
-
-std::string hex(uint64_t v, int width)
-{
-    char buf[24];
-    std::snprintf(buf, sizeof(buf), "0x%0*llx", width, (unsigned long long)v);
-    return buf;
-}
-
-std::string guid_text(const std::array<uint8_t, 16> &g)
-{
-    std::string s;
-    for (uint8_t b : g) {
-        char buf[4];
-        std::snprintf(buf, sizeof(buf), "%02x", b);
-        s += buf;
-    }
-    return s;
-}
 
 } // namespace
 
@@ -138,7 +122,7 @@ bool Flow::smb2_negotiate()
     const auto &n = *resp;
     std::string line =
         "SMB2 NEGOTIATE: dialect " + dialect_text(n.dialect) + ", ServerGuid " +
-        guid_text(n.server_guid) + ", capabilities " + hex(n.capabilities, 8) +
+        hex_bytes(n.server_guid) + ", capabilities " + hex(n.capabilities, 8) +
         ", security mode " + hex(n.security_mode, 4) + ", MaxRead " +
         std::to_string(n.max_read_size) + ", MaxWrite " +
         std::to_string(n.max_write_size) + ", security blob " +

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "hex.h"
 #include "pattern.h"
 
 namespace smbd::client {
@@ -15,13 +16,6 @@ constexpr size_t NEG_CONTEXT_HDR_SIZE = 8;
 constexpr size_t SESSION_SETUP_RESP_FIXED_SIZE = 8;
 
 size_t align8(size_t n) { return (n + 7) & ~size_t(7); }
-
-std::string hex32(uint32_t v)
-{
-    char buf[16];
-    std::snprintf(buf, sizeof(buf), "0x%08x", v);
-    return buf;
-}
 
 // Little-endian appender for building messages field by field.
 struct Writer {
@@ -161,8 +155,8 @@ std::string nt_status_text(uint32_t status)
         name = "STATUS_SMB_NO_PREAUTH_INTEGRITY_HASH_OVERLAP";
         break;
     }
-    return name ? std::string(name) + " (" + hex32(status) + ")"
-                : hex32(status);
+    return name ? std::string(name) + " (" + hex(status, 8) + ")"
+                : hex(status, 8);
 }
 
 std::string dialect_text(uint16_t d)
@@ -359,19 +353,19 @@ Status check_negotiate_choice(const Smb2NegotiateOptions &offer,
     if (resp.preauth_hash &&
         *resp.preauth_hash != SMB2_PREAUTH_INTEGRITY_SHA512)
         return protocol_error("the server chose preauth hash " +
-                              hex32(*resp.preauth_hash) +
+                              hex(*resp.preauth_hash, 4) +
                               ", not the SHA-512 offered");
     // 0: no cipher in common, which the server may answer
     if (resp.cipher && *resp.cipher != 0 &&
         (*resp.cipher > SMB2_ENCRYPTION_AES256_GCM ||
          !offered(offer.ciphers, *resp.cipher)))
-        return protocol_error("the server chose cipher " + hex32(*resp.cipher) +
-                              ", which was not offered");
+        return protocol_error("the server chose cipher " +
+                              hex(*resp.cipher, 4) + ", which was not offered");
     if (resp.signing_algorithm &&
         (*resp.signing_algorithm > SMB2_SIGNING_AES128_GMAC ||
          !offered(offer.signing_algorithms, *resp.signing_algorithm)))
         return protocol_error("the server chose signing algorithm " +
-                              hex32(*resp.signing_algorithm) +
+                              hex(*resp.signing_algorithm, 4) +
                               ", which was not offered");
     return {};
 }
