@@ -260,9 +260,11 @@ void change_length(FuzzRng &rng, std::vector<uint8_t> &b, bool longer,
         auto extra = random_bytes(rng, rng.between(1, max_extra));
         b.insert(b.end(), extra.begin(), extra.end());
     }
-    else {
+    else if (old > 1) {
         b.resize(rng.between(1, uint32_t(old) - 1));
     }
+    // 0 or 1 bytes: nothing shorter keeps a byte, and nothing is drawn (as
+    // between(1, 0) did not draw for 1 byte)
     notes.add("length " + std::to_string(old) + " -> " +
               std::to_string(b.size()));
 }
