@@ -230,8 +230,13 @@ void flip_bits(FuzzRng &rng, std::vector<uint8_t> &b, uint32_t n, size_t from,
     to = std::min(to, b.size());
     if (from >= to)
         return;
-    for (uint32_t i = 0; i < n; i++)
-        b[from + rng.below(uint32_t(to - from))] ^= uint8_t(1u << rng.below(8));
+    for (uint32_t i = 0; i < n; i++) {
+        // the bit is drawn before the byte, as the right operand of the
+        // ^= this was sequenced first (C++17): the plans stay the same
+        auto bit = uint8_t(1u << rng.below(8));
+        size_t at = from + rng.below(uint32_t(to - from));
+        b[at] ^= bit;
+    }
 }
 
 void make_differ(FuzzRng &rng, std::vector<uint8_t> &b,
