@@ -114,6 +114,22 @@ TEST(ClientFuzzMutate, ChangeLengthCutsOrExtendsAndSaysSo)
     }
 }
 
+TEST(ClientFuzzMutate, NothingShorterThanOneByte)
+{
+    // 0 and 1 bytes have no shorter length of at least one byte: the PDU
+    // stays as it is and nothing is drawn
+    for (size_t size : {0, 1}) {
+        FuzzRng rng(5, 0), fresh(5, 0);
+        std::vector<uint8_t> b(size, 0x5a);
+        Notes n;
+        change_length(rng, b, false, 0, n);
+        EXPECT_EQ(b, std::vector<uint8_t>(size, 0x5a));
+        EXPECT_EQ(n.text, "length " + std::to_string(size) + " -> " +
+                              std::to_string(size));
+        EXPECT_EQ(rng.next(), fresh.next()) << size;
+    }
+}
+
 TEST(ClientFuzzMutate, HeaderMutationsTouchOnlyTheHeader)
 {
     const std::vector<uint8_t> pdu = build_echo_pdu({2, 0x77, 300});

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "buffer_desc.h"
+#include "fuzz.h"
 #include "fuzz_judge.h"
 #include "fuzz_plan.h"
 #include "smb2_rw.h"
@@ -471,6 +472,29 @@ std::vector<uint8_t> error_answer(std::span<const uint8_t> request,
     EXPECT_EQ(smb2_error_resp_build(&h, status, out.data(), out.size(), &len),
               SMBD_E_OK);
     return out;
+}
+
+std::vector<uint64_t> checks_due(const FuzzOptions &o)
+{
+    std::vector<uint64_t> due;
+    for (uint64_t done = 1; done <= o.conversations; done++)
+        if (valid_check_due(o, done))
+            due.push_back(done);
+    return due;
+}
+
+TEST(ClientFuzz, ValidConversationEveryNAndAfterTheLast)
+{
+    FuzzOptions o;
+    o.conversations = 120;
+    EXPECT_EQ(checks_due(o), (std::vector<uint64_t>{50, 100, 120}));
+    o.check_every = 7;
+    o.conversations = 14;
+    EXPECT_EQ(checks_due(o), (std::vector<uint64_t>{7, 14}));
+    // 0: only after the last, not a division by zero
+    o.check_every = 0;
+    o.conversations = 120;
+    EXPECT_EQ(checks_due(o), (std::vector<uint64_t>{120}));
 }
 
 TEST(ClientFuzz, AnErrorResponseAnswersItsRequestOnce)

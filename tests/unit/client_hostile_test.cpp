@@ -6,8 +6,11 @@
 
 #include <set>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "hostile.h"
+#include "run.h"
 
 using namespace smbd::client;
 
@@ -60,6 +63,24 @@ TEST(ClientHostile, ExpectedReasons)
         ASSERT_TRUE(m.has_value()) << name;
         EXPECT_EQ(hostile_info(*m).reason, reason) << name;
     }
+}
+
+// The Flow the hostile modes are made of keeps its own copy of the
+// progress callback, and refuses options that would not outlive it.
+using Progress = std::function<void(const std::string &)>;
+static_assert(!std::is_constructible_v<Flow, RunOptions &&, Progress>);
+static_assert(std::is_constructible_v<Flow, const RunOptions &, Progress>);
+
+TEST(ClientFlow, StepsReachTheProgressItWasGiven)
+{
+    RunOptions opt;
+    std::vector<std::string> seen;
+    // a lambda: the std::function made of it is a temporary
+    Flow f(opt, [&](const std::string &s) { seen.push_back(s); });
+    f.step("one");
+    f.step("two");
+    EXPECT_EQ(seen, (std::vector<std::string>{"one", "two"}));
+    EXPECT_EQ(f.report().steps, seen);
 }
 
 } // namespace

@@ -288,4 +288,100 @@ TEST(ClientNegotiateResponse, Smb311WithoutPreauthRefused)
     EXPECT_NE(r.error().message.find("preauth"), std::string::npos);
 }
 
+// What the driver chooses from the default offer is what was offered.
+TEST(ClientNegotiateChoice, TheDriversChoiceWasOffered)
+{
+    for (auto dialects : {std::vector<uint16_t>{SMB2_DIALECT_311},
+                          std::vector<uint16_t>{SMB2_DIALECT_302}}) {
+        Smb2NegotiateOptions o = options_311();
+        o.dialects = dialects;
+        auto r = parse_smb2_negotiate_response(
+            server_answer(build_ok(o), false).bytes);
+        ASSERT_TRUE(r.ok()) << r.error().message;
+        auto st = check_negotiate_choice(o, *r);
+        EXPECT_TRUE(st.ok()) << st.error().message;
+    }
+}
+
+// Each choice outside the offer, or an id MS-SMB2 does not define, is
+// refused with a protocol error naming it.
+TEST(ClientNegotiateChoice, WhatWasNotOfferedIsRefused)
+{
+    Smb2NegotiateOptions o = options_311();
+    auto parsed =
+        parse_smb2_negotiate_response(server_answer(build_ok(o), false).bytes);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    const Smb2NegotiateResponse good = *parsed;
+    ASSERT_TRUE(check_negotiate_choice(o, good).ok());
+
+    struct Case {
+        const char *name;
+        void (*change)(Smb2NegotiateOptions &, Smb2NegotiateResponse &);
+        const char *says;
+    };
+    const Case cases[] = {
+        {"dialect 2.1", [](auto &, auto &r) { r.dialect = SMB2_DIALECT_210; },
+         "dialect"},
+        {"3.0.2 when only 3.1.1 was offered",
+         [](auto &o, auto &r) {
+             o.dialects = {SMB2_DIALECT_311};
+             r.dialect = SMB2_DIALECT_302;
+         },
+         "dialect"},
+        {"preauth hash 2", [](auto &, auto &r) { r.preauth_hash = 2; },
+         "preauth"},
+        {"cipher not offered",
+         [](auto &o, auto &r) {
+             o.ciphers = {SMB2_ENCRYPTION_AES128_GCM};
+             r.cipher = SMB2_ENCRYPTION_AES256_GCM;
+         },
+         "cipher"},
+        {"cipher when none was offered",
+         [](auto &o, auto &r) {
+             o.ciphers.clear();
+             r.cipher = SMB2_ENCRYPTION_AES128_GCM;
+         },
+         "cipher"},
+        {"unknown cipher, even offered",
+         [](auto &o, auto &r) {
+             o.ciphers.push_back(7);
+             r.cipher = 7;
+         },
+         "cipher"},
+        {"signing algorithm not offered",
+         [](auto &o, auto &r) {
+             o.signing_algorithms = {SMB2_SIGNING_AES128_CMAC};
+             r.signing_algorithm = SMB2_SIGNING_AES128_GMAC;
+         },
+         "signing"},
+        {"signing when none was offered",
+         [](auto &o, auto &r) {
+             o.signing_algorithms.clear();
+             r.signing_algorithm = SMB2_SIGNING_AES128_CMAC;
+         },
+         "signing"},
+        {"unknown signing algorithm, even offered",
+         [](auto &o, auto &r) {
+             o.signing_algorithms.push_back(3);
+             r.signing_algorithm = 3;
+         },
+         "signing"},
+    };
+    for (const Case &c : cases) {
+        Smb2NegotiateOptions offer = o;
+        Smb2NegotiateResponse resp = good;
+        c.change(offer, resp);
+        auto st = check_negotiate_choice(offer, resp);
+        ASSERT_FALSE(st.ok()) << c.name;
+        EXPECT_EQ(st.error().code, make_error_code(Errc::protocol)) << c.name;
+        EXPECT_NE(st.error().message.find(c.says), std::string::npos)
+            << c.name << ": " << st.error().message;
+    }
+
+    // no cipher in common is an answer, not a choice
+    Smb2NegotiateResponse none = good;
+    none.cipher = 0;
+    EXPECT_TRUE(check_negotiate_choice(o, none).ok());
+}
+
 } // namespace

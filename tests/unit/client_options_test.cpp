@@ -54,6 +54,24 @@ TEST(ClientOptions, DefaultsAreTheRunsAndTheFuzzers)
     EXPECT_EQ(o.fuzz.conversations, 100u);
 }
 
+TEST(ClientOptions, ReplaysNameTheProgramAsItWasRun)
+{
+    const char *argv[] = {"/opt/bin/client", "--addr", "h",
+                          "--fuzz",          "1",      nullptr};
+    auto r = parse_args(5, argv);
+    ASSERT_TRUE(std::holds_alternative<CliOptions>(r));
+    EXPECT_EQ(std::get<CliOptions>(r).fuzz.program, "/opt/bin/client");
+}
+
+TEST(ClientOptions, NoArgumentsAtAllIsTheUsage)
+{
+    // execve() with an empty argv: argc 0 and argv[0] the terminating NULL
+    const char *argv[] = {nullptr};
+    auto r = parse_args(0, argv);
+    ASSERT_TRUE(std::holds_alternative<CliError>(r));
+    EXPECT_TRUE(std::get<CliError>(r).usage);
+}
+
 TEST(ClientOptions, EveryRunOptionLandsInItsField)
 {
     CliOptions o = parsed({"--addr",

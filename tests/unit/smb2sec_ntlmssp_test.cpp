@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "ntlmssp.h"
 #include "smb2sec_vectors.h"
@@ -200,6 +201,12 @@ TEST(Ntlmssp, MechListMicsAreTheOnesWindowsAndTheServerSent)
     EXPECT_TRUE(s.verify(types, m.server_mic));
 }
 
+// A copy would sign again with the keystream and sequence number the
+// original already used.
+static_assert(!std::is_copy_constructible_v<Session> &&
+              !std::is_copy_assignable_v<Session>);
+static_assert(std::is_move_constructible_v<Session>);
+
 TEST(Ntlmssp, ForgedServerMechListMicFails)
 {
     BlogMessages m = blog_messages();
@@ -324,6 +331,8 @@ const Hostile kHostile[] = {
      Errc::av_pairs},
     {"AV pair longer than the info", [](auto &m) { set16(m, 0x44 + 2, 0x200); },
      Errc::av_pairs},
+    {"MsvAvEOL with a length: the computer name's pair, renamed",
+     [](auto &m) { set16(m, 0x44 + 16, AV_EOL); }, Errc::av_pairs},
     {"timestamp of 4 bytes",
      [](auto &m) {
          set16(m, 0x44, AV_TIMESTAMP);
@@ -363,6 +372,70 @@ TEST(Ntlmssp, NoExtendedSessionSecurityIsRefused)
     auto a = build_authenticate(spec_config(), {}, m, spec_nonces());
     ASSERT_FALSE(a);
     EXPECT_EQ(a.error().code, Errc::flags);
+}
+
+// The AV pairs of the NTLMv2 blob in @authenticate's NtChallengeResponse,
+// EOL excluded.
+std::vector<AvPair> blob_pairs(const std::vector<uint8_t> &authenticate)
+{
+    size_t nt_len = authenticate[20] | authenticate[21] << 8;
+    size_t nt_off = authenticate[24] | authenticate[25] << 8;
+    // NTProofStr (16), then RespType to the Z(4) after ClientChallenge (28)
+    std::vector<AvPair> pairs;
+    for (size_t at = nt_off + 44; at + 4 <= nt_off + nt_len;) {
+        uint16_t id = uint16_t(authenticate[at] | authenticate[at + 1] << 8);
+        size_t len = authenticate[at + 2] | authenticate[at + 3] << 8;
+        if (id == AV_EOL)
+            break;
+        pairs.push_back({id,
+                         {authenticate.begin() + long(at + 4),
+                          authenticate.begin() + long(at + 4 + len)}});
+        at += 4 + len;
+    }
+    return pairs;
+}
+
+TEST(Ntlmssp, ServerTargetNameAndChannelBindingsAreReplaced)
+{
+    // The spec CHALLENGE with its two pairs renamed: the server sends
+    // MsvAvTargetName and MsvAvChannelBindings of its own. The client's
+    // take their place, once each.
+    auto m = kSpecChallenge;
+    set16(m, 0x44, AV_TARGET_NAME);
+    set16(m, 0x44 + 16, AV_CHANNEL_BINDINGS);
+    ClientConfig c = spec_config();
+    c.target_spn = "cifs/server";
+    auto a = build_authenticate(c, build_negotiate(c), m, spec_nonces());
+    ASSERT_TRUE(a) << a.error().message;
+    auto pairs = blob_pairs(a->message);
+    ASSERT_EQ(pairs.size(), 2u);
+    EXPECT_EQ(pairs[0].id, AV_TARGET_NAME);
+    EXPECT_EQ(pairs[0].value, *utf16le("cifs/server"));
+    EXPECT_EQ(pairs[1].id, AV_CHANNEL_BINDINGS);
+    EXPECT_EQ(pairs[1].value, std::vector<uint8_t>(16));
+
+    // without an SPN the client has none of its own: the server's stay
+    c.target_spn.clear();
+    a = build_authenticate(c, build_negotiate(c), m, spec_nonces());
+    ASSERT_TRUE(a) << a.error().message;
+    pairs = blob_pairs(a->message);
+    ASSERT_EQ(pairs.size(), 2u);
+    EXPECT_EQ(pairs[0].value, hex("44006f006d00610069006e00"));
+    EXPECT_EQ(pairs[1].value, hex("530065007200760065007200"));
+}
+
+TEST(Ntlmssp, MicNeedsTheNegotiateMessage)
+{
+    // The blog's CHALLENGE has the server's time, so a MIC over NEGOTIATE,
+    // CHALLENGE and AUTHENTICATE is due: without the NEGOTIATE it would be
+    // a MIC the server cannot verify.
+    BlogMessages m = blog_messages();
+    ClientConfig c = spec_config();
+    auto a = build_authenticate(c, {}, m.challenge, spec_nonces());
+    ASSERT_FALSE(a);
+    EXPECT_EQ(a.error().code, Errc::invalid_argument);
+    EXPECT_TRUE(
+        build_authenticate(c, build_negotiate(c), m.challenge, spec_nonces()));
 }
 
 TEST(Ntlmssp, InvalidUtf8Credentials)

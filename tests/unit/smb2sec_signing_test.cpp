@@ -207,6 +207,35 @@ TEST(Smb2Sec, GmacSignatureNonceHasRoleAndCancelBits)
     }
 }
 
+TEST(Smb2Sec, GmacRefusesTheMessageIdsManyMessagesShare)
+{
+    // MessageId 0 (an async CANCEL) and 0xFFFFFFFFFFFFFFFF (unsolicited
+    // messages) would give many messages the same AES-GMAC nonce; Samba
+    // refuses both. The other algorithms have no nonce.
+    Bytes16 key = key16(blog::kSigningKey);
+    for (uint64_t id : {uint64_t{0}, UINT64_MAX}) {
+        auto pdu = hex(blog::kSessionSetupRequest2);
+        for (size_t i = 0; i < 8; i++)
+            pdu[SMB2_HDR_MESSAGE_ID + i] = uint8_t(id >> (8 * i));
+        auto s = sign_pdu(SigningAlgorithm::aes_gmac, key, pdu);
+        ASSERT_FALSE(s) << id;
+        EXPECT_EQ(s.error().code, Errc::invalid_argument) << id;
+        // one signed some other way is not verified as AES-GMAC either
+        ASSERT_TRUE(sign_pdu(SigningAlgorithm::aes_cmac, key, pdu)) << id;
+        auto v = verify_pdu(SigningAlgorithm::aes_gmac, key, pdu);
+        ASSERT_FALSE(v) << id;
+        EXPECT_EQ(v.error().code, Errc::invalid_argument) << id;
+        EXPECT_TRUE(verify_pdu(SigningAlgorithm::aes_cmac, key, pdu)) << id;
+    }
+    // MessageId 1 is fine
+    auto pdu = hex(blog::kSessionSetupRequest2);
+    std::fill(pdu.begin() + SMB2_HDR_MESSAGE_ID,
+              pdu.begin() + SMB2_HDR_MESSAGE_ID + 8, 0);
+    pdu[SMB2_HDR_MESSAGE_ID] = 1;
+    ASSERT_TRUE(sign_pdu(SigningAlgorithm::aes_gmac, key, pdu));
+    EXPECT_TRUE(verify_pdu(SigningAlgorithm::aes_gmac, key, pdu));
+}
+
 TEST(Smb2Sec, SigningAlgorithmOfTheConnection)
 {
     EXPECT_EQ(signing_algorithm(0x0202, std::nullopt),

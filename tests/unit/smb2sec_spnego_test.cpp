@@ -137,6 +137,30 @@ TEST(Spnego, RequestMicIsAnswered)
     EXPECT_EQ(ours->mech_list_mic.size(), 16u);
 }
 
+TEST(Spnego, RequestMicWithoutSigningFails)
+{
+    // without NEGOTIATE_SIGN there is no mechListMIC to answer request-mic
+    // with; accept-incomplete goes on without one
+    ntlm::ClientConfig cfg = blog_config();
+    cfg.flags &= ~ntlm::NEGOTIATE_SIGN;
+    auto first = buffer(blog::kSessionSetupResponse1, false);
+    {
+        NtlmClient client(cfg);
+        client.start();
+        auto answer = client.step(first, blog_nonces());
+        ASSERT_TRUE(answer) << answer.error().message;
+        auto ours = parse_neg_token_resp(*answer);
+        ASSERT_TRUE(ours);
+        EXPECT_TRUE(ours->mech_list_mic.empty());
+    }
+    first[10] = uint8_t(NegState::request_mic);
+    NtlmClient client(cfg);
+    client.start();
+    auto answer = client.step(first, blog_nonces());
+    ASSERT_FALSE(answer);
+    EXPECT_EQ(answer.error().code, Errc::flags);
+}
+
 TEST(Spnego, RejectIsAnError)
 {
     NtlmClient client(ntlm::ClientConfig{});

@@ -464,7 +464,7 @@ FuzzReport run_fuzz(const FuzzOptions &opt,
             (played->server_disconnected ? "the server disconnected"
                                          : "the client closed") +
             ", " + ms_text(Clock::now() - start));
-        if ((k + 1) % opt.check_every == 0 || k + 1 == opt.conversations) {
+        if (valid_check_due(opt, k + 1)) {
             if (!check(k + 1, nullptr,
                        "after conversation " + std::to_string(i))) {
                 r.replay = fuzz_replay_command(opt, since, i - since + 1);
@@ -474,6 +474,13 @@ FuzzReport run_fuzz(const FuzzOptions &opt,
         }
     }
     return r;
+}
+
+bool valid_check_due(const FuzzOptions &opt, uint64_t done)
+{
+    if (done == opt.conversations)
+        return true;
+    return opt.check_every != 0 && done % opt.check_every == 0;
 }
 
 std::string fuzz_summary(const FuzzOptions &opt, const FuzzReport &r)

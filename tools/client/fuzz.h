@@ -36,8 +36,14 @@ struct FuzzOptions {
     std::chrono::milliseconds wait{300};      // for an answer after a mutation
     std::chrono::milliseconds timeout{10000}; // for each valid step
     FileOptions file;
+    // a valid conversation after every this many, and after the last; 0:
+    // only after the last
     uint32_t check_every = 50;
 };
+
+// Whether the valid conversation is due once @done of @opt's conversations
+// were played.
+bool valid_check_due(const FuzzOptions &opt, uint64_t done);
 
 struct FuzzReport {
     uint64_t conversations = 0;

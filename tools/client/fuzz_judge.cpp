@@ -2,10 +2,10 @@
 #include "fuzz_judge.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "data_transfer.h"
 #include "fuzz_mutate.h"
+#include "hex.h"
 #include "negotiate.h"
 #include "smb2_rw.h"
 #include "smb2_wire.h"
@@ -20,12 +20,7 @@ using fuzz::hex;
 
 std::string bytes_hex(std::span<const uint8_t> b, size_t max)
 {
-    std::string s;
-    for (size_t i = 0; i < b.size() && i < max; i++) {
-        char buf[4];
-        std::snprintf(buf, sizeof(buf), "%02x", b[i]);
-        s += buf;
-    }
+    std::string s = smbd::hex_bytes(b.first(std::min(b.size(), max)));
     return b.size() > max ? s + "..." : s;
 }
 

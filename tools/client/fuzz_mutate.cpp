@@ -177,13 +177,6 @@ std::vector<uint8_t> build_rw_request(const RwRequestPlan &r, uint32_t channel,
 
 namespace fuzz {
 
-std::string hex(uint64_t v)
-{
-    char buf[24];
-    std::snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v);
-    return buf;
-}
-
 void put16(std::vector<uint8_t> &b, size_t at, uint16_t v)
 {
     if (at + 2 <= b.size())
@@ -237,8 +230,13 @@ void flip_bits(FuzzRng &rng, std::vector<uint8_t> &b, uint32_t n, size_t from,
     to = std::min(to, b.size());
     if (from >= to)
         return;
-    for (uint32_t i = 0; i < n; i++)
-        b[from + rng.below(uint32_t(to - from))] ^= uint8_t(1u << rng.below(8));
+    for (uint32_t i = 0; i < n; i++) {
+        // the bit is drawn before the byte, as the right operand of the
+        // ^= this was sequenced first (C++17): the plans stay the same
+        auto bit = uint8_t(1u << rng.below(8));
+        size_t at = from + rng.below(uint32_t(to - from));
+        b[at] ^= bit;
+    }
 }
 
 void make_differ(FuzzRng &rng, std::vector<uint8_t> &b,
@@ -267,9 +265,11 @@ void change_length(FuzzRng &rng, std::vector<uint8_t> &b, bool longer,
         auto extra = random_bytes(rng, rng.between(1, max_extra));
         b.insert(b.end(), extra.begin(), extra.end());
     }
-    else {
+    else if (old > 1) {
         b.resize(rng.between(1, uint32_t(old) - 1));
     }
+    // 0 or 1 bytes: nothing shorter keeps a byte, and nothing is drawn (as
+    // between(1, 0) did not draw for 1 byte)
     notes.add("length " + std::to_string(old) + " -> " +
               std::to_string(b.size()));
 }

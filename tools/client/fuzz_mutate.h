@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "hex.h"
 #include "smb2.h"
 
 namespace smbd::client {
@@ -81,7 +82,8 @@ namespace fuzz {
 // A field of a request body, from the start of the PDU.
 constexpr size_t in_body(size_t field) { return SMB2_HDR_SIZE + field; }
 
-std::string hex(uint64_t v);
+// "0x1f" in the notes of a mutation
+using smbd::hex;
 
 // The mutations of one message, in words.
 struct Notes {
@@ -112,7 +114,8 @@ void make_differ(FuzzRng &rng, std::vector<uint8_t> &b,
                  std::span<const uint8_t> valid, size_t from = 0);
 std::vector<uint8_t> random_bytes(FuzzRng &rng, uint32_t n);
 // Cut PDU @b to a random shorter length (a PDU has at least one byte), or
-// add 1 to @max_extra random bytes behind it.
+// add 1 to @max_extra random bytes behind it (1 when @max_extra is 0). A
+// PDU of 0 or 1 bytes has no shorter length: cutting leaves it as it is.
 void change_length(FuzzRng &rng, std::vector<uint8_t> &b, bool longer,
                    uint32_t max_extra, Notes &notes);
 // One SMB2 header field a server must check or copy.

@@ -2,6 +2,7 @@
 #include "fuzz_plan.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "smb2_rw.h"
 
@@ -829,7 +830,11 @@ ConversationPlan plan_conversation(uint64_t seed, uint64_t index,
                                          {SMB2_DIALECT_300, SMB2_DIALECT_302}});
     // closing at a random point of the wait is part of the test
     p.wait_permille = rng.percent(25) ? rng.below(1001) : 1000;
-    auto negotiate_pdu = *build_smb2_negotiate(p.smb2);
+    // it refuses only an empty dialect list, and every list picked above
+    // has one
+    auto negotiate = build_smb2_negotiate(p.smb2);
+    assert(negotiate);
+    const std::vector<uint8_t> &negotiate_pdu = *negotiate;
     Notes notes;
     switch (p.stage) {
     case FuzzStage::negotiate:

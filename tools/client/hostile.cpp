@@ -105,6 +105,8 @@ void broken_message(Flow &f,
     // a grant of our own would give the server the credits it is denied
     f.client().set_control_messages(false);
     auto pdu = build_smb2_negotiate(f.opt().smb2);
+    if (!pdu)
+        return f.fail("building the SMB2 NEGOTIATE", pdu.error());
     std::vector<uint8_t> msg(SMBD_DATA_PAYLOAD_OFFSET + pdu->size());
     smbd_data_hdr h{};
     h.credits_requested = f.opt().connect.send_credit_target;
@@ -263,10 +265,12 @@ void bad_smb2_negotiate(Flow &f)
 {
     if (!f.smbd_negotiate())
         return;
-    auto pdu = *build_smb2_negotiate(f.opt().smb2);
-    pdu.resize(SMB2_HDR_SIZE + 20); // into the 36-byte fixed part
+    auto pdu = build_smb2_negotiate(f.opt().smb2);
+    if (!pdu)
+        return f.fail("building the SMB2 NEGOTIATE", pdu.error());
+    pdu->resize(SMB2_HDR_SIZE + 20); // into the 36-byte fixed part
     sent_then_disconnect(f, "sending the truncated NEGOTIATE",
-                         f.client().send_pdu(pdu));
+                         f.client().send_pdu(*pdu));
 }
 
 void first_not_negotiate(Flow &f)
@@ -283,9 +287,11 @@ void oversized_setup(Flow &f)
 {
     if (!f.smbd_negotiate())
         return;
-    auto pdu = *build_smb2_negotiate(f.opt().smb2);
-    pdu.resize(size_t{2} * SMBD_MAX_SETUP_PDU);
-    auto st = f.client().send_pdu(pdu);
+    auto pdu = build_smb2_negotiate(f.opt().smb2);
+    if (!pdu)
+        return f.fail("building the SMB2 NEGOTIATE", pdu.error());
+    pdu->resize(size_t{2} * SMBD_MAX_SETUP_PDU);
+    auto st = f.client().send_pdu(*pdu);
     // the server may cut it off at its first fragment
     if (!st && st.error().code == make_error_code(Errc::peer_disconnected))
         st = Status();

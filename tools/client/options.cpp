@@ -46,7 +46,10 @@ std::variant<CliOptions, CliError> parse_args(int argc, const char *const *argv)
     CliOptions o;
     RunOptions &opt = o.run;
     FuzzOptions &fuzz = o.fuzz;
-    fuzz.program = argv[0];
+    // argc is 0 and argv[0] NULL when run with an empty argv: the replay
+    // commands then keep the default name
+    if (argc > 0 && argv[0])
+        fuzz.program = argv[0];
     bool have_addr = false;
     CliError error;
     for (int i = 1; i < argc; i++) {

@@ -1,5 +1,7 @@
 #include "run.h"
 
+#include "hex.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -12,29 +14,11 @@ using std::chrono::milliseconds;
 constexpr uint64_t SESSION_SETUP_MESSAGE_ID = 1;
 constexpr uint64_t FIRST_ECHO_MESSAGE_ID = 2;
 
-std::string hex(uint64_t v, int width)
-{
-    char buf[24];
-    std::snprintf(buf, sizeof(buf), "0x%0*llx", width, (unsigned long long)v);
-    return buf;
-}
-
-std::string guid_text(const std::array<uint8_t, 16> &g)
-{
-    std::string s;
-    for (uint8_t b : g) {
-        char buf[4];
-        std::snprintf(buf, sizeof(buf), "%02x", b);
-        s += buf;
-    }
-    return s;
-}
-
 } // namespace
 
-Flow::Flow(const RunOptions &opt,
-           const std::function<void(const std::string &)> &progress)
-    : opt_(opt), progress_(progress), info_(hostile_info(opt.hostile))
+Flow::Flow(const RunOptions &opt, Progress progress)
+    : opt_(opt), progress_(std::move(progress)),
+      info_(hostile_info(opt.hostile))
 {
     r_.hostile = opt.hostile;
 }
@@ -57,9 +41,9 @@ RunReport Flow::run()
             step("hostile mode " + std::string(info_.name) + ": " +
                  std::string(info_.rule));
         info_.play(*this);
-        r_.observed = c_->observed();
         r_.credits = c_->credits();
         c_->close();
+        // after close(): what the teardown saw too
         r_.observed = c_->observed();
     }
     r_.elapsed =
@@ -138,7 +122,7 @@ bool Flow::smb2_negotiate()
     const auto &n = *resp;
     std::string line =
         "SMB2 NEGOTIATE: dialect " + dialect_text(n.dialect) + ", ServerGuid " +
-        guid_text(n.server_guid) + ", capabilities " + hex(n.capabilities, 8) +
+        hex_bytes(n.server_guid) + ", capabilities " + hex(n.capabilities, 8) +
         ", security mode " + hex(n.security_mode, 4) + ", MaxRead " +
         std::to_string(n.max_read_size) + ", MaxWrite " +
         std::to_string(n.max_write_size) + ", security blob " +

@@ -78,8 +78,11 @@ RunReport run(const RunOptions &opt,
 // false.
 class Flow {
   public:
-    Flow(const RunOptions &opt,
-         const std::function<void(const std::string &)> &progress);
+    using Progress = std::function<void(const std::string &)>;
+    // @opt is kept by reference and must outlive the Flow, so a temporary
+    // is refused; @progress is copied.
+    Flow(const RunOptions &opt, Progress progress);
+    Flow(RunOptions &&, Progress) = delete;
     // Connect, play the mode, close.
     RunReport run();
 
@@ -120,7 +123,7 @@ class Flow {
     void rdma_io();
 
     const RunOptions &opt_;
-    const std::function<void(const std::string &)> &progress_;
+    Progress progress_;
     const HostileInfo &info_;
     std::unique_ptr<Client> c_;
     RunReport r_;

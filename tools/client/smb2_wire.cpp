@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "hex.h"
 #include "pattern.h"
 #include "smb2_ops.h"
 
@@ -16,13 +17,6 @@ constexpr size_t NEG_CONTEXT_HDR_SIZE = 8;
 constexpr size_t SESSION_SETUP_RESP_FIXED_SIZE = 8;
 
 size_t align8(size_t n) { return (n + 7) & ~size_t(7); }
-
-std::string hex32(uint32_t v)
-{
-    char buf[16];
-    std::snprintf(buf, sizeof(buf), "0x%08x", v);
-    return buf;
-}
 
 // Little-endian appender for building messages field by field.
 struct Writer {
@@ -174,8 +168,8 @@ std::string nt_status_text(uint32_t status)
         name = "STATUS_SMB_NO_PREAUTH_INTEGRITY_HASH_OVERLAP";
         break;
     }
-    return name ? std::string(name) + " (" + hex32(status) + ")"
-                : hex32(status);
+    return name ? std::string(name) + " (" + hex(status, 8) + ")"
+                : hex(status, 8);
 }
 
 std::string dialect_text(uint16_t d)
@@ -351,6 +345,42 @@ parse_smb2_negotiate_response(std::span<const uint8_t> pdu)
     if (!st)
         return st.error();
     return r;
+}
+
+namespace {
+
+bool offered(const std::vector<uint16_t> &ids, uint16_t id)
+{
+    return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+} // namespace
+
+Status check_negotiate_choice(const Smb2NegotiateOptions &offer,
+                              const Smb2NegotiateResponse &resp)
+{
+    if (!offered(offer.dialects, resp.dialect))
+        return protocol_error("the server chose dialect " +
+                              dialect_text(resp.dialect) +
+                              ", which was not offered");
+    if (resp.preauth_hash &&
+        *resp.preauth_hash != SMB2_PREAUTH_INTEGRITY_SHA512)
+        return protocol_error("the server chose preauth hash " +
+                              hex(*resp.preauth_hash, 4) +
+                              ", not the SHA-512 offered");
+    // 0: no cipher in common, which the server may answer
+    if (resp.cipher && *resp.cipher != 0 &&
+        (*resp.cipher > SMB2_ENCRYPTION_AES256_GCM ||
+         !offered(offer.ciphers, *resp.cipher)))
+        return protocol_error("the server chose cipher " +
+                              hex(*resp.cipher, 4) + ", which was not offered");
+    if (resp.signing_algorithm &&
+        (*resp.signing_algorithm > SMB2_SIGNING_AES128_GMAC ||
+         !offered(offer.signing_algorithms, *resp.signing_algorithm)))
+        return protocol_error("the server chose signing algorithm " +
+                              hex(*resp.signing_algorithm, 4) +
+                              ", which was not offered");
+    return {};
 }
 
 std::vector<uint8_t> default_security_blob()

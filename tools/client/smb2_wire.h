@@ -45,6 +45,10 @@ struct Smb2NegotiateOptions {
     std::array<uint8_t, 16> client_guid{};
     // 3.1.1 contexts; an empty list leaves its context out
     std::array<uint8_t, SMB2_PREAUTH_SALT_SIZE> salt{};
+    // This client encrypts nothing, and smb2sec derives 128-bit cipher
+    // keys only (keys.h): a session that must be encrypted on a connection
+    // that chose AES-256 is to be refused. The AES-256 ids stay offered
+    // since the fuzzer's pinned plans (seed 1) are built from this list.
     std::vector<uint16_t> ciphers{
         SMB2_ENCRYPTION_AES128_GCM, SMB2_ENCRYPTION_AES128_CCM,
         SMB2_ENCRYPTION_AES256_GCM, SMB2_ENCRYPTION_AES256_CCM};
@@ -79,8 +83,19 @@ struct Smb2NegotiateResponse {
     bool posix = false;
 };
 
+// The response as a message: its fields and 3.1.1 contexts well formed.
+// Whether it chose from what was offered is check_negotiate_choice's.
 Result<Smb2NegotiateResponse>
 parse_smb2_negotiate_response(std::span<const uint8_t> pdu);
+
+// What the server chose, against what @offer offered: the dialect, and on
+// 3.1.1 the preauth hash (SHA-512, the one build_smb2_negotiate offers),
+// the cipher (or 0, no cipher in common) and the signing algorithm, each
+// one of the ids MS-SMB2 defines. An Errc::protocol error names the first
+// choice that was not offered; after it, no unknown signing or cipher id
+// is left for the session to meet.
+Status check_negotiate_choice(const Smb2NegotiateOptions &offer,
+                              const Smb2NegotiateResponse &resp);
 
 // Some bytes where a SPNEGO token would go: an NTLMSSP NEGOTIATE_MESSAGE.
 std::vector<uint8_t> default_security_blob();

@@ -4,6 +4,7 @@
 // each; see responder.h.
 #include "responder.h"
 
+#include "hex.h"
 #include "policy.h"
 #include "reply.h"
 
@@ -28,17 +29,6 @@ std::string address(const smbd_sockaddr &a)
     char buf[INET6_ADDRSTRLEN] = "?";
     inet_ntop(a.family, a.addr, buf, sizeof(buf));
     return std::string(buf) + ":" + std::to_string(a.port);
-}
-
-std::string hex(const uint8_t *p, size_t n)
-{
-    std::string s;
-    char b[3];
-    for (size_t i = 0; i < n; i++) {
-        std::snprintf(b, sizeof(b), "%02x", p[i]);
-        s += b;
-    }
-    return s;
 }
 
 } // namespace
@@ -216,7 +206,7 @@ void Responder::on_new_connection(const smbd_dev_event &ev)
         "a new session, offered to the listener",
         static_cast<unsigned long long>(ev.conn_id),
         address(*ev.remote).c_str(), address(*ev.local).c_str(),
-        hex(ev.client_guid, SMBD_GUID_SIZE).c_str());
+        hex_bytes({ev.client_guid, SMBD_GUID_SIZE}).c_str());
     if (opts_.fork)
         return fork_child(ev);
     uint64_t id = 0;

@@ -14,6 +14,7 @@
 
 #include <libsmbd-tevent.h>
 
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <deque>
@@ -104,8 +105,10 @@ class Responder {
         Decision decision;
         bool waited = false;
         smbd_dev_buf *buf = nullptr; // pool memory while it has some
-        bool started = false;        // the kernel is moving its data
-        tevent_req *req = nullptr;   // on a tevent loop: the glue has it
+        // the kernel is moving its data, or the glue has it: either must
+        // end it before the connection's DISCONNECTED
+        bool started = false;
+        tevent_req *req = nullptr; // on a tevent loop: the glue has it
     };
     struct Closer {
         void operator()(smbd_dev *d) const { smbd_dev_close(d); }
@@ -123,7 +126,8 @@ class Responder {
     uint64_t new_session_id();
     // children.cpp
     void fork_child(const smbd_dev_event &ev);
-    void serve_child(const uint8_t *token);
+    // @mask: the signal mask to restore once the child has its own stop_fd_
+    void serve_child(const uint8_t *token, const sigset_t &mask);
     void reap_children(bool wait);
     // poll_loop.cpp
     int serve_poll();
@@ -145,6 +149,7 @@ class Responder {
     void transfer_failed(uint64_t id, int err);
     void on_rdma_done(uint64_t id, int32_t status, uint64_t bytes);
     void forget_io(uint64_t conn_id);
+    void free_io();
     void flush_sends();
     void log(const char *fmt, ...) const __attribute__((format(printf, 2, 3)));
 

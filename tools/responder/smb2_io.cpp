@@ -226,8 +226,9 @@ void Responder::forget_io(uint64_t conn_id)
         return in_flight_.at(id).conn_id == conn_id;
     });
     // DISCONNECTED is a connection's last event: every RDMA_DONE came
-    // first. What never started (waiting for the kernel here or in the
-    // glue) is dropped.
+    // first, and on a tevent loop the glue ended each of its requests
+    // (started counts them all). What never started (waiting for the
+    // kernel in ready_) is dropped.
     for (auto it = in_flight_.begin(); it != in_flight_.end();) {
         Io &io = it->second;
         if (io.conn_id != conn_id) {
@@ -236,9 +237,10 @@ void Responder::forget_io(uint64_t conn_id)
         }
         if (io.started) {
             log("conn %llu: RDMA operation %llu had no RDMA_DONE before "
-                "DISCONNECTED (a driver bug)",
+                "DISCONNECTED (a %s bug)",
                 static_cast<unsigned long long>(conn_id),
-                static_cast<unsigned long long>(it->first));
+                static_cast<unsigned long long>(it->first),
+                glue_ ? "driver or libsmbd-tevent" : "driver");
             summary_.rdma_errors++;
         }
         // before its memory: a request the glue still holds is cancelled
@@ -246,6 +248,25 @@ void Responder::forget_io(uint64_t conn_id)
         smbd_dev_buf_free(io.buf);
         it = in_flight_.erase(it);
     }
+}
+
+// Drops what every READ/WRITE holds, before the glue goes: each request
+// the glue still has first (one the kernel is running is orphaned, its
+// pool memory kept by the library until the kernel is done with it), then
+// the buffers. None of them is answered.
+void Responder::free_io()
+{
+    for (auto &[id, io] : in_flight_) {
+        talloc_free(io.req);
+        smbd_dev_buf_free(io.buf);
+    }
+    // waiting for a buffer: no request, and buf is nullptr until they get
+    // one
+    for (Io &io : queued_)
+        smbd_dev_buf_free(io.buf);
+    in_flight_.clear();
+    queued_.clear();
+    ready_.clear();
 }
 
 void Responder::flush_sends()

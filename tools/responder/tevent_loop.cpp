@@ -37,22 +37,48 @@ struct RdmaCallback {
 // after each turn of the loop.
 int Responder::serve_tevent()
 {
-    TALLOC_CTX *mem = talloc_new(nullptr);
     bool stopped = false;
-    int err = ENOMEM;
-    ev_ = mem ? tevent_context_init(mem) : nullptr;
-    glue_ = ev_ ? smbd_tevent_setup(mem, ev_, dev_.get(), glue_event, this)
-                : nullptr;
-    if (glue_ && tevent_add_fd(ev_, mem, stop_fd_, TEVENT_FD_READ, stop_handler,
-                               &stopped)) {
+    int err = 0;
+    // Each step fails by returning NULL; errno, cleared before it, says
+    // why when the step set it (epoll, the device's event storage), else
+    // it could only allocate.
+    auto failed = [&](const char *step) {
+        err = errno ? errno : ENOMEM;
+        log("%s failed: %s", step, strerror(err));
+    };
+    errno = 0;
+    TALLOC_CTX *mem = talloc_new(nullptr);
+    if (!mem) {
+        failed("talloc_new");
+        return err;
+    }
+    errno = 0;
+    ev_ = tevent_context_init(mem);
+    if (!ev_)
+        failed("tevent_context_init");
+    if (!err) {
+        errno = 0;
+        glue_ = smbd_tevent_setup(mem, ev_, dev_.get(), glue_event, this);
+        if (!glue_)
+            failed("smbd_tevent_setup");
+    }
+    if (!err) {
+        errno = 0;
+        if (!tevent_add_fd(ev_, mem, stop_fd_, TEVENT_FD_READ, stop_handler,
+                           &stopped))
+            failed("tevent_add_fd of the stop eventfd");
+    }
+    if (!err) {
         if (!child_)
             tick(ev_, nullptr, {}, this);
         log("serving on a tevent loop through libsmbd-tevent");
-        err = 0;
     }
     while (!err) {
+        // what is left of an earlier call must not pass for the loop's
+        errno = 0;
         if (tevent_loop_once(ev_) != 0) {
             err = errno ? errno : EIO;
+            log("tevent_loop_once: %s", strerror(err));
             break;
         }
         if (stopped) {
@@ -61,6 +87,7 @@ int Responder::serve_tevent()
         }
         if (glue_error_) {
             err = glue_error_;
+            log("libsmbd-tevent stopped: %s", strerror(err));
             break;
         }
         if (!child_)
@@ -70,10 +97,8 @@ int Responder::serve_tevent()
         if (finished())
             break;
     }
-    if (err)
-        log("tevent loop: %s", strerror(err));
-    // requests still running are orphaned: the library keeps their memory
-    // until the kernel is done
+    // the glue's requests go before the glue (libsmbd-tevent.h)
+    free_io();
     talloc_free(mem);
     ev_ = nullptr;
     glue_ = nullptr;
@@ -105,7 +130,12 @@ void Responder::start_tevent_transfers()
         }
         *cb = {this, id};
         tevent_req_set_callback(req, glue_rdma_done, cb);
-        in_flight_.at(id).req = req;
+        Io &io = in_flight_.at(id);
+        io.req = req;
+        // the glue ends it before its connection's DISCONNECTED, whether
+        // the kernel took it or it still waits (libsmbd-tevent.h), as the
+        // kernel ends what it took: one still here then is a bug
+        io.started = true;
         summary_.rdma_ops++;
     }
     ready_.clear();

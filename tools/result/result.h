@@ -37,12 +37,15 @@ template <class T> class [[nodiscard]] Result {
 
     bool ok() const { return v_.index() == 0; }
     explicit operator bool() const { return ok(); }
+    // value(), * and -> only on success: on failure they throw
+    // std::bad_variant_access.
     T &value() { return std::get<0>(v_); }
     const T &value() const { return std::get<0>(v_); }
     T &operator*() { return value(); }
     const T &operator*() const { return value(); }
     T *operator->() { return &value(); }
     const T *operator->() const { return &value(); }
+    // Only on failure: on success it throws std::bad_variant_access.
     const Error &error() const { return std::get<1>(v_); }
 
   private:
@@ -56,7 +59,9 @@ template <> class [[nodiscard]] Result<void> {
 
     bool ok() const { return !e_; }
     explicit operator bool() const { return ok(); }
-    const Error &error() const { return *e_; }
+    // Only on failure: on success it throws std::bad_optional_access, as
+    // Result<T>::error() throws, rather than read an empty optional.
+    const Error &error() const { return e_.value(); }
 
   private:
     std::optional<Error> e_;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <string_view>
 
 #include "smb2.h"
 
@@ -10,10 +9,11 @@ namespace smbd::smb2sec {
 
 namespace {
 
-// A label or context constant with its terminating NUL.
-ByteView z(std::string_view s)
+// A label or context constant (a string literal) with its terminating
+// NUL, which its array type counts.
+template <size_t N> ByteView z(const char (&s)[N])
 {
-    return {reinterpret_cast<const uint8_t *>(s.data()), s.size() + 1};
+    return {reinterpret_cast<const uint8_t *>(s), N};
 }
 
 } // namespace

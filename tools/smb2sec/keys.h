@@ -15,6 +15,13 @@ Bytes16 kdf(ByteView key, ByteView label, ByteView context);
 
 // The client's keys: encryption for what it sends, decryption for what it
 // receives. 2.x signs with the session key and has no cipher keys.
+//
+// The cipher keys are 128-bit, for AES-128-CCM and AES-128-GCM only:
+// AES-256-CCM and AES-256-GCM take 256-bit keys (L = 256 in the KDF, and
+// the full session key of Kerberos), which this library does not derive.
+// The session layer must refuse a session that has to be encrypted
+// (SMB2_SESSION_FLAG_ENCRYPT_DATA, or a share that requires it) when its
+// connection negotiated an AES-256 cipher, rather than use these keys.
 struct SessionKeys {
     Bytes16 signing{};
     Bytes16 application{};
@@ -23,7 +30,8 @@ struct SessionKeys {
 };
 
 // @preauth_hash: the session's hash after its last SESSION_SETUP request
-// (3.1.1 only).
+// (3.1.1 only). The connection's cipher is not an argument: the cipher
+// keys are AES-128 ones whatever it is (see SessionKeys).
 SessionKeys derive_keys(uint16_t dialect, const Bytes16 &session_key,
                         const Bytes64 &preauth_hash);
 

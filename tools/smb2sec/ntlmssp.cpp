@@ -73,6 +73,10 @@ Result<std::vector<AvPair>> parse_av_pairs(ByteView info)
                               "AV pair " + std::to_string(id) + ": " +
                                   std::to_string(len) + " bytes, " +
                                   std::to_string(info.size() - at) + " left");
+        // MsvAvEOL ends the list and has no value (MS-NLMP 2.2.2.1)
+        if (id == AV_EOL && len != 0)
+            return make_error(Errc::av_pairs,
+                              "MsvAvEOL of length " + std::to_string(len));
         if (id == AV_EOL)
             return pairs;
         if ((id == AV_TIMESTAMP && len != 8) || (id == AV_FLAGS && len != 4))
@@ -266,16 +270,40 @@ Result<Authenticate> build_authenticate(const ClientConfig &cfg,
 
     // The blob echoes the server's pairs first and in order (Samba checks
     // that); with the server's time comes the MIC and its flag (MS-NLMP
-    // 3.1.5.1.2).
+    // 3.1.5.1.2). MsvAvChannelBindings and MsvAvTargetName are the
+    // client's to state: with an SPN, ours take the place of any the
+    // server sent, so that each appears once.
     bool mic = chal->timestamp.has_value();
+    if (mic && negotiate.empty())
+        return make_error(Errc::invalid_argument,
+                          "the server's time calls for a MIC, which covers "
+                          "the NEGOTIATE_MESSAGE: none was given");
     std::vector<uint8_t> av;
     bool flagged = false;
+    bool own_pairs = !spn->empty();
+    bool bindings_put = false, name_put = false;
+    auto put_bindings = [&] {
+        if (!bindings_put)
+            put_av(av, AV_CHANNEL_BINDINGS, Bytes16{});
+        bindings_put = true;
+    };
+    auto put_name = [&] {
+        if (!name_put)
+            put_av(av, AV_TARGET_NAME, *spn);
+        name_put = true;
+    };
     for (const AvPair &p : chal->target_info) {
         if (p.id == AV_FLAGS && mic) {
             std::vector<uint8_t> v = p.value;
             le::set32(v, 0, le::get32(v, 0) | AV_FLAG_MIC_PRESENT);
             put_av(av, p.id, v);
             flagged = true;
+        }
+        else if (p.id == AV_CHANNEL_BINDINGS && own_pairs) {
+            put_bindings();
+        }
+        else if (p.id == AV_TARGET_NAME && own_pairs) {
+            put_name();
         }
         else {
             put_av(av, p.id, p.value);
@@ -286,9 +314,9 @@ Result<Authenticate> build_authenticate(const ClientConfig &cfg,
         le::put32(v, AV_FLAG_MIC_PRESENT);
         put_av(av, AV_FLAGS, v);
     }
-    if (!spn->empty()) {
-        put_av(av, AV_CHANNEL_BINDINGS, Bytes16{});
-        put_av(av, AV_TARGET_NAME, *spn);
+    if (own_pairs) {
+        put_bindings();
+        put_name();
     }
     put_av(av, AV_EOL, {});
 
@@ -342,6 +370,8 @@ Result<Authenticate> build_authenticate(const ClientConfig &cfg,
                   m.begin() + kAuthFixed);
     if (mic) {
         auto v = compute_mic(a.exported_session_key, negotiate, challenge, m);
+        if (!v)
+            return v.error();
         std::copy(v->begin(), v->end(), m.begin() + MIC_OFFSET);
     }
     return a;

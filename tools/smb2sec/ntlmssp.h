@@ -35,13 +35,20 @@ inline constexpr uint32_t NEGOTIATE_128 = 0x20000000;
 inline constexpr uint32_t NEGOTIATE_KEY_EXCH = 0x40000000;
 inline constexpr uint32_t NEGOTIATE_56 = 0x80000000;
 
-// What a Windows 10 client asks for (its AUTHENTICATE adds TARGET_INFO
-// when the server offers it): Unicode, signing with extended session
-// security, 128-bit keys and key exchange.
+// This client's NEGOTIATE flags, 0xe2088215: Unicode, signing with
+// extended session security, 128-bit keys and key exchange (the
+// AUTHENTICATE adds TARGET_INFO when the server offers it). Windows
+// clients send 0xe2088297 (Windows 8.1 in the blog's exchange,
+// smb2sec_vectors.h), which adds NEGOTIATE_OEM and NEGOTIATE_LM_KEY: a
+// server that grants Unicode uses no OEM strings, and one that grants
+// extended session security must drop LM_KEY (MS-NLMP 2.2.2.5), so
+// leaving them out changes nothing a server grants.
 inline constexpr uint32_t CLIENT_FLAGS =
     NEGOTIATE_UNICODE | REQUEST_TARGET | NEGOTIATE_SIGN | NEGOTIATE_NTLM |
     NEGOTIATE_ALWAYS_SIGN | NEGOTIATE_EXTENDED_SESSIONSECURITY |
     NEGOTIATE_VERSION | NEGOTIATE_128 | NEGOTIATE_KEY_EXCH | NEGOTIATE_56;
+static_assert(CLIENT_FLAGS == 0xe2088215);
+static_assert((CLIENT_FLAGS | NEGOTIATE_OEM | NEGOTIATE_LM_KEY) == 0xe2088297);
 
 // AV pair ids (MS-NLMP 2.2.2.1)
 inline constexpr uint16_t AV_EOL = 0;
@@ -85,7 +92,8 @@ struct ClientConfig {
     uint32_t flags = CLIENT_FLAGS;
     Version version = WINDOWS_10_VERSION;
     // "cifs/<server>": sent as MsvAvTargetName with a zero
-    // MsvAvChannelBindings, as Windows does; "" sends neither.
+    // MsvAvChannelBindings, as Windows does, in place of any the server
+    // sent; "" sends neither of its own (the server's are echoed).
     std::string target_spn;
 };
 
@@ -107,7 +115,8 @@ struct Authenticate {
 };
 
 // @negotiate and @challenge are the messages as sent and received (the
-// MIC covers them).
+// MIC covers them); Errc::invalid_argument when a MIC is due (the server
+// sent its time) and @negotiate is empty.
 Result<Authenticate> build_authenticate(const ClientConfig &cfg,
                                         ByteView negotiate, ByteView challenge,
                                         const ClientNonces &nonces);
@@ -138,11 +147,18 @@ std::optional<std::vector<uint8_t>> utf16le(std::string_view utf8);
 
 // The NTLMSSP signatures with extended session security (MS-NLMP 3.4.4.2),
 // client side: sign what goes to the server, verify what comes back. SPNEGO
-// uses one each way for its mechListMIC.
+// uses one each way for its mechListMIC. Not copyable: with key exchange
+// each signature advances an RC4 stream and a sequence number, and a copy
+// would sign with the same keystream and numbers again.
 class Session {
   public:
     // @flags as in the AUTHENTICATE_MESSAGE (128/56, KEY_EXCH).
     Session(const Bytes16 &exported_session_key, uint32_t flags);
+    Session(const Session &) = delete;
+    Session &operator=(const Session &) = delete;
+    // the moved-from Session must not sign or verify any more
+    Session(Session &&) = default;
+    Session &operator=(Session &&) = default;
     Bytes16 sign(ByteView message);
     Status verify(ByteView message, ByteView signature);
 

@@ -128,7 +128,8 @@ Result<std::vector<uint8_t>> NtlmClient::step(ByteView server_token,
     auto resp = parse_neg_token_resp(server_token);
     if (!resp)
         return resp.error();
-    // request-mic asks for the mechListMIC this client sends anyway
+    // request-mic asks for the mechListMIC this client sends whenever
+    // NTLMSSP signing was agreed (below)
     if (resp->state != NegState::accept_incomplete &&
         resp->state != NegState::request_mic)
         return make_error(Errc::spnego, "the server's first answer is neither "
@@ -147,6 +148,11 @@ Result<std::vector<uint8_t>> NtlmClient::step(ByteView server_token,
     // mechListMIC once the AUTHENTICATE carries a MIC, or asks for another
     // round.
     std::vector<uint8_t> mic;
+    if (resp->state == NegState::request_mic &&
+        !(auth->flags & ntlm::NEGOTIATE_SIGN))
+        return make_error(Errc::flags,
+                          "the server asks for a mechListMIC, but NTLMSSP "
+                          "signing was not agreed, so there is none to send");
     if (auth->flags & ntlm::NEGOTIATE_SIGN) {
         ntlm_.emplace(session_key_, auth->flags);
         Bytes16 sig = ntlm_->sign(ntlmssp_mech_types());

@@ -51,7 +51,9 @@ class NtlmClient {
     explicit NtlmClient(ntlm::ClientConfig cfg);
     // The first request's security buffer.
     std::vector<uint8_t> start();
-    // The answer to the response with STATUS_MORE_PROCESSING_REQUIRED.
+    // The answer to the response with STATUS_MORE_PROCESSING_REQUIRED;
+    // Errc::flags when it asks for a mechListMIC (request-mic) and NTLMSSP
+    // signing, which makes one, was not agreed.
     Result<std::vector<uint8_t>> step(ByteView server_token,
                                       const ntlm::ClientNonces &nonces);
     // The final response: accepted, and its mechListMIC verified when
