@@ -195,11 +195,8 @@ Client::smb2_negotiate(const Smb2NegotiateOptions &opt)
     auto resp = parse_smb2_negotiate_response(*pdu);
     if (!resp)
         return resp.error();
-    if (std::find(opt.dialects.begin(), opt.dialects.end(), resp->dialect) ==
-        opt.dialects.end())
-        return make_error(Errc::protocol, "the server chose dialect " +
-                                              dialect_text(resp->dialect) +
-                                              ", which was not offered");
+    if (auto st = check_negotiate_choice(opt, *resp); !st)
+        return st.error();
     if (resp->hdr.message_id != 0)
         return make_error(Errc::protocol,
                           "the NEGOTIATE response has MessageId " +

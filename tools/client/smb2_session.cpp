@@ -83,15 +83,9 @@ Connection::negotiate(const Smb2NegotiateOptions &opt)
     auto resp = parse_smb2_negotiate_response(got.bytes);
     if (!resp)
         return resp.error();
-    if (std::find(opt.dialects.begin(), opt.dialects.end(), resp->dialect) ==
-        opt.dialects.end())
-        return protocol_error("the server chose dialect " +
-                              dialect_text(resp->dialect) +
-                              ", which was not offered");
+    if (auto st = check_negotiate_choice(opt, *resp); !st)
+        return st.error();
     if (resp->dialect == SMB2_DIALECT_311) {
-        if (resp->preauth_hash != SMB2_PREAUTH_INTEGRITY_SHA512)
-            return protocol_error("a 3.1.1 NEGOTIATE response without the "
-                                  "SHA-512 preauth integrity context");
         preauth_.add(*req);
         preauth_.add(got.bytes);
     }
