@@ -143,6 +143,15 @@ Status same_as_written(uint64_t seed, uint64_t offset,
     return {};
 }
 
+// An inline READ at @offset: the bytes written there.
+Status read_back(Run &run, Tree &tree, const FileId &file, uint64_t offset)
+{
+    auto r = tree.read(file, offset, kInlineSize);
+    if (!r)
+        return r.error();
+    return same_as_written(run.seed(), offset, *r, kInlineSize);
+}
+
 // An inline WRITE, then a READ of the same range.
 Status inline_round(Run &run, Tree &tree, const FileId &file, uint64_t offset)
 {
@@ -155,10 +164,7 @@ Status inline_round(Run &run, Tree &tree, const FileId &file, uint64_t offset)
         return make_error(Errc::mismatch,
                           "WRITE of " + std::to_string(data.size()) +
                               " bytes wrote " + std::to_string(*w));
-    auto r = tree.read(file, offset, kInlineSize);
-    if (!r)
-        return r.error();
-    if (auto st = same_as_written(run.seed(), offset, *r, kInlineSize); !st)
+    if (auto st = read_back(run, tree, file, offset); !st)
         return st;
     run.step("inline WRITE and READ of " + std::to_string(kInlineSize) +
              " bytes at " + std::to_string(offset));
@@ -197,14 +203,14 @@ Status rdma_rounds(Run &run, Client &c, Tree tree, const FileId &file,
     return {};
 }
 
-// Session, tree and file on @ch; the file's id in *file.
+// A session and its tree on @conn, and the file a check opened, if any.
 struct Opened {
     std::unique_ptr<Session> session;
     std::optional<Tree> tree;
     FileId file{};
 };
 
-Result<Opened> open_file(Run &run, Connection &conn)
+Result<Opened> open_tree(Run &run, Connection &conn)
 {
     Opened o;
     auto s = Session::setup(conn, run.opt().creds, run.opt().session);
@@ -220,10 +226,19 @@ Result<Opened> open_file(Run &run, Connection &conn)
     o.tree = *t;
     run.step("TREE_CONNECT " + run.unc() + ": TreeId " +
              std::to_string(t->id()));
-    auto f = run.create(*o.tree);
+    return o;
+}
+
+// The same with the check's file created.
+Result<Opened> open_file(Run &run, Connection &conn)
+{
+    auto o = open_tree(run, conn);
+    if (!o)
+        return o.error();
+    auto f = run.create(*o->tree);
     if (!f)
         return f.error();
-    o.file = *f;
+    o->file = *f;
     return o;
 }
 
@@ -288,30 +303,23 @@ Status check_windows_flow(Run &run)
     Tree over_rdma = o->tree->on(*rdma->conn);
     if (auto st = rdma_channels(run, *rdma->rdma, over_rdma, o->file); !st)
         return st;
-    auto r = o->tree->read(o->file, kOffset, kInlineSize);
-    if (!r)
-        return r.error();
-    if (auto st = same_as_written(run.seed(), kOffset, *r, kInlineSize); !st)
+    if (auto st = read_back(run, *o->tree, o->file, kOffset); !st)
         return st;
     run.step("READ over TCP of what RDMA wrote");
     return close_all(run, *o, *tcp->conn);
 }
 
-// CREATE, WRITE, READ and CLOSE as one related compound; then two READs
-// as an unrelated one.
+// CREATE, WRITE, READ and CLOSE as one related compound.
 Status check_compound(Run &run)
 {
     auto ch = run.open(run.opt().carrier);
     if (!ch)
         return ch.error();
     Connection &conn = *ch->conn;
-    auto s = Session::setup(conn, run.opt().creds, run.opt().session);
-    if (!s)
-        return s.error();
-    auto t = Tree::connect(**s, conn, run.unc());
-    if (!t)
-        return t.error();
-    Tree &tree = *t;
+    auto o = open_tree(run, conn);
+    if (!o)
+        return o.error();
+    Tree &tree = *o->tree;
 
     CreateRequest cr = run.create_request();
     cr.hdr = tree.header(SMB2_CREATE);
@@ -362,7 +370,7 @@ Status check_compound(Run &run)
              std::to_string(kInlineSize) + " bytes read back");
     if (auto st = tree.disconnect(); !st)
         return st;
-    return logoff(**s, conn);
+    return logoff(*o->session, conn);
 }
 
 // A READ or WRITE of @size bytes at @offset whose data @slot of @io holds,
@@ -603,10 +611,8 @@ Status check_bind_tcp(Run &run)
     if (auto st = o->session->bind(*tcp->conn, run.opt().creds); !st)
         return st;
     run.step("binding SESSION_SETUP over TCP to the SMB Direct session");
-    auto r = o->tree->on(*tcp->conn).read(o->file, kOffset, kInlineSize);
-    if (!r)
-        return r.error();
-    if (auto st = same_as_written(run.seed(), kOffset, *r, kInlineSize); !st)
+    Tree over_tcp = o->tree->on(*tcp->conn);
+    if (auto st = read_back(run, over_tcp, o->file, kOffset); !st)
         return st;
     run.step("READ over TCP of what SMB Direct wrote");
     return close_all(run, *o, *rdma->conn);
@@ -621,22 +627,20 @@ Status check_cancel(Run &run)
     if (!ch)
         return ch.error();
     Connection &conn = *ch->conn;
-    auto s = Session::setup(conn, run.opt().creds, run.opt().session);
-    if (!s)
-        return s.error();
-    auto t = Tree::connect(**s, conn, run.unc());
-    if (!t)
-        return t.error();
+    auto o = open_tree(run, conn);
+    if (!o)
+        return o.error();
+    Tree &tree = *o->tree;
     CreateRequest root;
     root.desired_access = FILE_LIST_DIRECTORY;
     root.file_attributes = 0;
     root.disposition = FILE_OPEN;
     root.options = FILE_DIRECTORY_FILE;
-    auto dir = t->create(root);
+    auto dir = tree.create(root);
     if (!dir)
         return dir.error();
     std::vector<uint8_t> notify = build_change_notify(
-        t->header(SMB2_CHANGE_NOTIFY), dir->file_id,
+        tree.header(SMB2_CHANGE_NOTIFY), dir->file_id,
         FILE_NOTIFY_CHANGE_FILE_NAME | FILE_NOTIFY_CHANGE_DIR_NAME, 4096);
     auto id = conn.send(notify);
     if (!id)
@@ -645,7 +649,7 @@ Status check_cancel(Run &run)
     if (!async)
         return async.error();
     run.step("CHANGE_NOTIFY went async: AsyncId " + std::to_string(*async));
-    if (auto st = conn.cancel(*id, (*s)->id()); !st)
+    if (auto st = conn.cancel(*id, o->session->id()); !st)
         return st;
     auto got = conn.response(*id);
     if (!got)
@@ -657,11 +661,11 @@ Status check_cancel(Run &run)
                               nt_status_text(status) + ", expected " +
                               nt_status_text(NT_STATUS_CANCELLED));
     run.step("CANCEL: STATUS_CANCELLED");
-    if (auto st = t->close(dir->file_id); !st)
+    if (auto st = tree.close(dir->file_id); !st)
         return st;
-    if (auto st = t->disconnect(); !st)
+    if (auto st = tree.disconnect(); !st)
         return st;
-    return logoff(**s, conn);
+    return logoff(*o->session, conn);
 }
 
 // A WRITE over RDMA to a file opened for reading only: access denied, and
@@ -672,13 +676,10 @@ Status check_denied_write(Run &run)
     if (!ch)
         return ch.error();
     Connection &conn = *ch->conn;
-    auto s = Session::setup(conn, run.opt().creds, run.opt().session);
-    if (!s)
-        return s.error();
-    auto t = Tree::connect(**s, conn, run.unc());
-    if (!t)
-        return t.error();
-    Tree &tree = *t;
+    auto o = open_tree(run, conn);
+    if (!o)
+        return o.error();
+    Tree &tree = *o->tree;
     // no delete on close: a server may refuse any other open then
     CreateRequest rw = run.create_request();
     rw.options = FILE_NON_DIRECTORY_FILE;
@@ -723,7 +724,7 @@ Status check_denied_write(Run &run)
         return st;
     if (auto st = tree.disconnect(); !st)
         return st;
-    return logoff(**s, conn);
+    return logoff(*o->session, conn);
 }
 
 // READ and WRITE channel info the server must refuse with
