@@ -75,9 +75,10 @@ E2E_SERVER=ksmbd E2E_SIGNING=mandatory E2E_WRITER=direct \
 # Debian 6.1's ksmbd signs the response to a READ answered by RDMA over the
 # wrong bytes (smb3_set_sign_rsp() signs a READ's last two iovs, taking the
 # 4-byte length prefix when no data iov follows), so its RDMA I/O is
-# checked in an unsigned session
-E2E_SERVER=ksmbd run_smb2 ksmbd-smb2-tcp --tcp session compound cancel
-E2E_SERVER=ksmbd run_smb2 ksmbd-smb2-rdma --no-sign session compound cancel \
+# checked in an unsigned session; it answers CHANGE_NOTIFY, the request
+# the cancel check leaves waiting, with STATUS_NOT_IMPLEMENTED
+E2E_SERVER=ksmbd run_smb2 ksmbd-smb2-tcp --tcp session compound
+E2E_SERVER=ksmbd run_smb2 ksmbd-smb2-rdma --no-sign session compound \
 	compound-rdma denied-write
 
 e2e_teardown
