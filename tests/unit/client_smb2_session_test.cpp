@@ -247,3 +247,37 @@ TEST(Smb2Connection, WithoutSigningOnlyUnsignedRequests)
     EXPECT_TRUE(n.c.response(1).ok());
     EXPECT_FALSE(n.c.response(2).ok());
 }
+
+TEST(Smb2Connection, ResponsesOnlyToRequestsThatWait)
+{
+    Negotiated n(8);
+    auto r = request(SMB2_LOGOFF);
+    ASSERT_TRUE(n.c.send(r).ok());
+    // MessageId 7 was never sent
+    n.t.answers = {response(SMB2_LOGOFF, 7, 1)};
+    auto stray = n.c.response(1);
+    ASSERT_FALSE(stray.ok());
+    EXPECT_EQ(stray.error().code, make_error_code(Errc::protocol));
+    // 1 answered twice
+    n.t.answers = {response(SMB2_LOGOFF, 1, 1), response(SMB2_LOGOFF, 1, 1)};
+    auto r2 = request(SMB2_LOGOFF);
+    ASSERT_TRUE(n.c.send(r2).ok());
+    auto twice = n.c.response(2);
+    ASSERT_FALSE(twice.ok());
+    EXPECT_EQ(twice.error().code, make_error_code(Errc::protocol));
+}
+
+TEST(Smb2Connection, VerifiedUnderTheRequestsSession)
+{
+    Negotiated n(8);
+    n.c.set_signing_key(kSession, kKey);
+    auto r = request(SMB2_LOGOFF);
+    ASSERT_TRUE(n.c.send(r).ok());
+    // an unsigned answer that claims no session is still this session's
+    auto claims_none = response(SMB2_LOGOFF, 1, 1);
+    smbd_put_le64(&claims_none[SMB2_HDR_SESSION_ID], 0);
+    n.t.answers = {claims_none};
+    auto got = n.c.response(1);
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.error().code, make_error_code(Errc::protocol));
+}

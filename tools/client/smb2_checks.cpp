@@ -668,6 +668,31 @@ Status check_cancel(Run &run)
     return logoff(*o->session, conn);
 }
 
+// A client with a TCP session opens a new session over SMB Direct with
+// the same ClientGuid, as Windows (one ClientGuid per machine) and a
+// reconnecting Linux client do: the TCP smbd holds the ClientGuid, and
+// the SMB Direct one serves its session all the same.
+Status check_rdma_after_tcp(Run &run)
+{
+    auto tcp = run.open(Carrier::tcp);
+    if (!tcp)
+        return tcp.error();
+    auto first = open_tree(run, *tcp->conn);
+    if (!first)
+        return first.error();
+    auto rdma = run.open(Carrier::rdma);
+    if (!rdma)
+        return rdma.error();
+    auto o = open_file(run, *rdma->conn);
+    if (!o)
+        return o.error();
+    if (auto st = inline_round(run, *o->tree, o->file, kOffset); !st)
+        return st;
+    if (auto st = close_all(run, *o, *rdma->conn); !st)
+        return st;
+    return logoff(*first->session, *tcp->conn);
+}
+
 // A WRITE over RDMA to a file opened for reading only: access denied, and
 // (the scenario checks the driver's counter) no byte pulled by RDMA.
 Status check_denied_write(Run &run)
@@ -850,6 +875,9 @@ const std::vector<Smb2Check> &smb2_checks()
          check_bind_wrong_guid},
         {"bind-tcp", "a session over SMB Direct, a TCP channel binding to it",
          check_bind_tcp},
+        {"rdma-after-tcp",
+         "a new SMB Direct session of a ClientGuid a TCP session holds",
+         check_rdma_after_tcp},
         {"denied-write",
          "an RDMA WRITE to a file opened for reading only (over SMB Direct)",
          check_denied_write},

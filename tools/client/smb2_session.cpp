@@ -137,6 +137,7 @@ Status Connection::stamp(std::span<uint8_t> pdu)
     h.message_id = next_message_id_;
     next_message_id_ += charge;
     smb2_hdr_build(&h, pdu.data());
+    pending_[h.message_id] = h.session_id;
     if (auto k = keys_.find(h.session_id);
         k != keys_.end() && signs(k->second, pdu))
         return sec::sign_pdu(signing_algorithm(), k->second.key, pdu);
@@ -190,11 +191,14 @@ Status Connection::cancel(uint64_t message_id, uint64_t session_id)
     return t_.send_pdu(pdu);
 }
 
-Status Connection::check_signature(const ReceivedPdu &got) const
+Status Connection::check_signature(const ReceivedPdu &got,
+                                   uint64_t session_id) const
 {
     smb2_hdr h{};
     smb2_hdr_decode(got.bytes.data(), got.bytes.size(), &h);
-    auto k = keys_.find(h.session_id);
+    // the request's session decides, whatever the response claims
+    // (MS-SMB2 3.2.5.1.3)
+    auto k = keys_.find(session_id);
     if (k == keys_.end())
         return {};
     if (!(h.flags & SMB2_FLAGS_SIGNED)) {
@@ -228,10 +232,16 @@ Status Connection::receive_one(Clock::time_point until)
         if (!h)
             return h.error();
         ReceivedPdu one{{e.begin(), e.end()}, got->invalidated_rkey};
-        credits_ += h->credits;
-        if (h->message_id == kNotificationId)
+        if (h->message_id == kNotificationId) {
             breaks_.push_back(std::move(one));
-        else if (is_interim(*h))
+            continue;
+        }
+        if (!pending_.contains(h->message_id) || done_.contains(h->message_id))
+            return protocol_error("a response to MessageId " +
+                                  std::to_string(h->message_id) +
+                                  ", which no request waits for");
+        credits_ += h->credits;
+        if (is_interim(*h))
             async_ids_[h->message_id] = smb2_async_id(e);
         else
             done_[h->message_id] = std::move(one);
@@ -247,8 +257,10 @@ Result<ReceivedPdu> Connection::response(uint64_t message_id, bool verify)
             ReceivedPdu got = std::move(it->second);
             done_.erase(it);
             async_ids_.erase(message_id);
+            uint64_t session_id = pending_[message_id];
+            pending_.erase(message_id);
             if (verify)
-                if (auto st = check_signature(got); !st)
+                if (auto st = check_signature(got, session_id); !st)
                     return st.error();
             return got;
         }

@@ -94,7 +94,8 @@ class Connection {
     // done_, a notification into breaks_.
     Status receive_one(std::chrono::steady_clock::time_point until);
     Status stamp(std::span<uint8_t> pdu);
-    Status check_signature(const ReceivedPdu &got) const;
+    // @got answers a request of @session_id.
+    Status check_signature(const ReceivedPdu &got, uint64_t session_id) const;
 
     PduTransport &t_;
     std::chrono::milliseconds timeout_;
@@ -109,6 +110,7 @@ class Connection {
     // Whether @pdu, a request of @s, is signed.
     bool signs(const Signing &s, std::span<const uint8_t> pdu) const;
     std::map<uint64_t, Signing> keys_;       // by SessionId
+    std::map<uint64_t, uint64_t> pending_;   // SessionId by MessageId
     std::map<uint64_t, ReceivedPdu> done_;   // by MessageId
     std::map<uint64_t, uint64_t> async_ids_; // by MessageId
     std::deque<ReceivedPdu> breaks_;

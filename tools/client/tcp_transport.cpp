@@ -132,6 +132,9 @@ Status TcpTransport::send_pdu(std::span<const uint8_t> pdu)
 
 Status TcpTransport::read_exact(std::span<uint8_t> out, Clock::time_point until)
 {
+    if (broken_)
+        return make_error(Errc::protocol, "a timeout cut a PDU: the TCP "
+                                          "stream lost its framing");
     size_t done = 0;
     while (done < out.size()) {
         ssize_t n = ::recv(fd_, out.data() + done, out.size() - done, 0);
@@ -146,8 +149,10 @@ Status TcpTransport::read_exact(std::span<uint8_t> out, Clock::time_point until)
             continue;
         if (errno != EAGAIN)
             return sys_error(Errc::unreachable, "recv");
-        if (auto st = wait_fd(fd_, POLLIN, until); !st)
+        if (auto st = wait_fd(fd_, POLLIN, until); !st) {
+            broken_ = done > 0;
             return st;
+        }
     }
     return {};
 }
@@ -166,8 +171,10 @@ Result<ReceivedPdu> TcpTransport::recv(std::chrono::milliseconds timeout)
     ReceivedPdu got;
     got.bytes.resize(len);
     // the rest of a PDU follows its header within the same wait
-    if (auto st = read_exact(got.bytes, until); !st)
+    if (auto st = read_exact(got.bytes, until); !st) {
+        broken_ = true;
         return st.error();
+    }
     return got;
 }
 

@@ -22,6 +22,8 @@ class TcpTransport final : public PduTransport {
     TcpTransport &operator=(const TcpTransport &) = delete;
 
     Status send_pdu(std::span<const uint8_t> pdu) override;
+    // A timeout before the first byte of a PDU leaves the stream usable;
+    // one within a PDU ends it (Errc::protocol from then on).
     Result<ReceivedPdu> recv(std::chrono::milliseconds timeout) override;
     bool rdma() const override { return false; }
 
@@ -32,6 +34,8 @@ class TcpTransport final : public PduTransport {
                       std::chrono::steady_clock::time_point until);
 
     int fd_;
+    // A PDU was cut by a timeout: the stream has lost its framing.
+    bool broken_ = false;
 };
 
 } // namespace smbd::client
