@@ -93,6 +93,11 @@ TcpTransport::connect(const std::string &addr, uint16_t port,
     return last;
 }
 
+std::unique_ptr<TcpTransport> TcpTransport::adopt(int fd)
+{
+    return std::unique_ptr<TcpTransport>(new TcpTransport(fd));
+}
+
 TcpTransport::~TcpTransport() { ::close(fd_); }
 
 Status TcpTransport::send_pdu(std::span<const uint8_t> pdu)

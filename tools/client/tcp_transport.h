@@ -17,6 +17,8 @@ class TcpTransport final : public PduTransport {
     static Result<std::unique_ptr<TcpTransport>>
     connect(const std::string &addr, uint16_t port,
             std::chrono::milliseconds timeout);
+    // Take over @fd, a connected stream socket (a socketpair in tests).
+    static std::unique_ptr<TcpTransport> adopt(int fd);
     ~TcpTransport() override;
     TcpTransport(const TcpTransport &) = delete;
     TcpTransport &operator=(const TcpTransport &) = delete;
