@@ -7,8 +7,6 @@
 
 namespace smbd::client {
 
-namespace {
-
 bool parse_u64(const char *s, uint64_t max, uint64_t &out)
 {
     char *end = nullptr;
@@ -33,6 +31,8 @@ bool parse_dialects(std::string_view list, std::vector<uint16_t> &out)
     }
     return !out.empty();
 }
+
+namespace {
 
 CliError refused(const std::string &what)
 {

@@ -5,6 +5,7 @@
 #define SMBD_CLIENT_OPTIONS_H
 
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "fuzz.h"
@@ -27,6 +28,11 @@ struct CliError {
     std::string message;
     bool usage = false;
 };
+
+// A number up to @max (decimal or 0x...), nothing else; false when not.
+bool parse_u64(const char *s, uint64_t max, uint64_t &out);
+// A comma-separated list of dialects ("0302,3.1.1"), at least one.
+bool parse_dialects(std::string_view list, std::vector<uint16_t> &out);
 
 // --help and --list-hostile end the parsing where they stand.
 std::variant<CliOptions, CliError> parse_args(int argc,

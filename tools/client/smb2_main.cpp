@@ -3,14 +3,14 @@
 // Direct, RDMA channels, compounds, binding), each a named check that
 // prints its steps and ends in one line:
 //   SMB2 <check> PASS|FAIL <detail>
-// The exit status is the number of checks that failed (2: bad usage).
-#include <cerrno>
+// The exit status is 0 when every check passed, 1 when one failed, 2 for
+// bad usage.
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "options.h"
 #include "smb2_checks.h"
 
 using namespace smbd::client;
@@ -36,17 +36,6 @@ void usage(FILE *out)
         "  --list             the checks\n");
 }
 
-bool number(const char *s, uint64_t max, uint64_t &out)
-{
-    char *end = nullptr;
-    errno = 0;
-    unsigned long long v = std::strtoull(s, &end, 0);
-    if (errno || end == s || *end || v > max || s[0] == '-')
-        return false;
-    out = v;
-    return true;
-}
-
 } // namespace
 
 int main(int argc, char **argv)
@@ -57,8 +46,9 @@ int main(int argc, char **argv)
         std::string_view a = argv[i];
         bool has_value = i + 1 < argc;
         uint64_t n = 0;
-        auto bad = [&](const char *what) {
-            std::fprintf(stderr, "smbdirect-smb2: %s: %s\n", argv[i], what);
+        // the option named, whether or not its value was taken
+        auto bad = [name = argv[i]](const char *what) {
+            std::fprintf(stderr, "smbdirect-smb2: %s: %s\n", name, what);
             return 2;
         };
         if (a == "--help" || a == "-h") {
@@ -91,29 +81,21 @@ int main(int argc, char **argv)
         else if (a == "--share")
             opt.share = argv[++i];
         else if (a == "--dialects") {
-            opt.smb2.dialects.clear();
-            std::string_view list = argv[++i];
-            while (!list.empty()) {
-                size_t comma = list.find(',');
-                auto d = parse_dialect(list.substr(0, comma));
-                if (!d)
-                    return bad("not a list of dialects such as 0302,0311");
-                opt.smb2.dialects.push_back(*d);
-                list = comma == list.npos ? "" : list.substr(comma + 1);
-            }
+            if (!parse_dialects(argv[++i], opt.smb2.dialects))
+                return bad("not a list of dialects such as 0302,0311");
         }
         else if (a == "--tcp-port" || a == "--rdma-port") {
-            if (!number(argv[++i], 0xFFFF, n) || n == 0)
+            if (!parse_u64(argv[++i], 0xFFFF, n) || n == 0)
                 return bad("not a port");
             (a == "--tcp-port" ? opt.tcp_port : opt.rdma_port) = uint16_t(n);
         }
         else if (a == "--size") {
-            if (!number(argv[++i], 8u << 20, n) || n == 0)
+            if (!parse_u64(argv[++i], 8u << 20, n) || n == 0)
                 return bad("not a size of 1 byte to 8 MiB");
             opt.size = uint32_t(n);
         }
         else if (a == "--timeout") {
-            if (!number(argv[++i], 3600, n) || n == 0)
+            if (!parse_u64(argv[++i], 3600, n) || n == 0)
                 return bad("not a number of seconds up to 3600");
             opt.timeout = std::chrono::seconds(n);
         }
@@ -138,5 +120,5 @@ int main(int argc, char **argv)
         std::fflush(stdout);
         failed += !st;
     }
-    return failed;
+    return failed ? 1 : 0;
 }
