@@ -242,13 +242,19 @@ Result<Opened> open_file(Run &run, Connection &conn)
     return o;
 }
 
+// TREE_DISCONNECT and LOGOFF on @conn.
+Status leave(Opened &o, Connection &conn)
+{
+    if (auto st = o.tree->disconnect(); !st)
+        return st;
+    return logoff(*o.session, conn);
+}
+
 Status close_all(Run &run, Opened &o, Connection &conn)
 {
     if (auto st = o.tree->close(o.file); !st)
         return st;
-    if (auto st = o.tree->disconnect(); !st)
-        return st;
-    if (auto st = logoff(*o.session, conn); !st)
+    if (auto st = leave(o, conn); !st)
         return st;
     run.step("CLOSE, TREE_DISCONNECT, LOGOFF");
     return {};
@@ -368,9 +374,7 @@ Status check_compound(Run &run)
     }
     run.step("related compound CREATE, WRITE, READ, CLOSE: " +
              std::to_string(kInlineSize) + " bytes read back");
-    if (auto st = tree.disconnect(); !st)
-        return st;
-    return logoff(*o->session, conn);
+    return leave(*o, conn);
 }
 
 // A READ or WRITE of @size bytes at @offset whose data @slot of @io holds,
@@ -663,9 +667,7 @@ Status check_cancel(Run &run)
     run.step("CANCEL: STATUS_CANCELLED");
     if (auto st = tree.close(dir->file_id); !st)
         return st;
-    if (auto st = tree.disconnect(); !st)
-        return st;
-    return logoff(*o->session, conn);
+    return leave(*o, conn);
 }
 
 // A client with a TCP session opens a new session over SMB Direct with
@@ -747,9 +749,7 @@ Status check_denied_write(Run &run)
         return doomed.error();
     if (auto st = tree.close(doomed->file_id); !st)
         return st;
-    if (auto st = tree.disconnect(); !st)
-        return st;
-    return logoff(*o->session, conn);
+    return leave(*o, conn);
 }
 
 // READ and WRITE channel info the server must refuse with
