@@ -761,6 +761,103 @@ TEST(ClientLogoffTreeDisconnect, HostileRefused)
                              });
 }
 
+// --- IOCTL FSCTL_QUERY_NETWORK_INTERFACE_INFO (2.2.31, 2.2.32.5) --------
+
+TEST(ClientQueryInterfaces, BuiltFieldByField)
+{
+    auto b = build_query_interfaces(request_header(), 0x10000);
+    ExpectRequestHeader(b, 0x000B);
+    ASSERT_EQ(b.size(), 64u + 56);
+    EXPECT_EQ(le16_at(b, 64 + 0), 57);          // StructureSize
+    EXPECT_EQ(le32_at(b, 64 + 4), 0x001401FCu); // CtlCode
+    for (size_t i = 0; i < 16; i++)             // FileId: none
+        EXPECT_EQ(b[64 + 8 + i], 0xff) << i;
+    EXPECT_EQ(le32_at(b, 64 + 24), 0u);       // InputOffset
+    EXPECT_EQ(le32_at(b, 64 + 28), 0u);       // InputCount
+    EXPECT_EQ(le32_at(b, 64 + 32), 0u);       // MaxInputResponse
+    EXPECT_EQ(le32_at(b, 64 + 36), 0u);       // OutputOffset
+    EXPECT_EQ(le32_at(b, 64 + 40), 0u);       // OutputCount
+    EXPECT_EQ(le32_at(b, 64 + 44), 0x10000u); // MaxOutputResponse
+    EXPECT_EQ(le32_at(b, 64 + 48), 1u);       // Flags: IS_FSCTL
+}
+
+// Samba's answer for an IPv4 interface (RSS, RDMA) and an IPv6 one (RSS).
+std::vector<uint8_t> InterfacesResponseBytes()
+{
+    Bytes w = ResponseHeader(SMB2_IOCTL);
+    w.le16(49);         // StructureSize
+    w.le16(0);          // Reserved
+    w.le32(0x001401FC); // CtlCode
+    w.zeros(16);        // FileId
+    w.le32(112);        // InputOffset
+    w.le32(0);          // InputCount
+    w.le32(112);        // OutputOffset
+    w.le32(2 * 152);    // OutputCount
+    w.le32(0);          // Flags
+    w.le32(0);          // Reserved2
+    w.le32(152);        // Next
+    w.le32(3);          // IfIndex
+    w.le32(3);          // Capability: RSS, RDMA
+    w.le32(0);          // Reserved
+    w.le64(10000000000ull);
+    w.le16(0x0002).le16(0); // AF_INET, Port
+    w.u8(192).u8(0).u8(2).u8(1).zeros(120);
+    w.le32(0); // Next: the last
+    w.le32(4); // IfIndex
+    w.le32(1); // Capability: RSS
+    w.le32(0); // Reserved
+    w.le64(1000000000ull);
+    w.le16(0x0017).le16(0).le32(0); // AF_INET6, Port, FlowInfo
+    w.u8(0x20).u8(0x01).u8(0x0d).u8(0xb8).zeros(11).u8(1).zeros(4).zeros(100);
+    return w.b;
+}
+
+TEST(ClientQueryInterfaces, ResponseParses)
+{
+    auto r = parse_query_interfaces_response(InterfacesResponseBytes());
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(r->size(), 2u);
+    EXPECT_EQ((*r)[0].if_index, 3u);
+    EXPECT_EQ((*r)[0].capability, IFACE_RSS_CAPABLE | IFACE_RDMA_CAPABLE);
+    EXPECT_EQ((*r)[0].link_speed, 10000000000ull);
+    EXPECT_EQ((*r)[0].address, "192.0.2.1");
+    EXPECT_EQ((*r)[1].capability, IFACE_RSS_CAPABLE);
+    EXPECT_EQ((*r)[1].address, "2001:db8::1");
+}
+
+TEST(ClientQueryInterfaces, HostileRefused)
+{
+    ExpectCommonRefusals(InterfacesResponseBytes(), SMB2_IOCTL,
+                         [](const std::vector<uint8_t> &b) {
+                             return parse_query_interfaces_response(b);
+                         });
+    const auto valid = InterfacesResponseBytes();
+    auto b = valid;
+    smbd_put_le32(&b[64 + 4], 0x00140204); // another FSCTL's answer
+    ExpectError(parse_query_interfaces_response(b), Errc::protocol, "CtlCode");
+    b = valid;
+    smbd_put_le32(&b[64 + 36], 2 * 152 + 1); // output past the message
+    ExpectError(parse_query_interfaces_response(b), Errc::protocol, "outside");
+    b = valid;
+    smbd_put_le32(&b[64 + 32], 8); // output over the header
+    ExpectError(parse_query_interfaces_response(b), Errc::protocol, "outside");
+    b = valid;
+    smbd_put_le32(&b[64 + 36], 152 + 100); // second entry cut short
+    b.resize(112 + 152 + 100);
+    ExpectError(parse_query_interfaces_response(b), Errc::protocol,
+                "runs past");
+    b = valid;
+    smbd_put_le32(&b[112], 100); // Next inside the entry
+    ExpectError(parse_query_interfaces_response(b), Errc::protocol, "inside");
+    b = valid;
+    smbd_put_le32(&b[112], 4 * 152); // Next past the output
+    ExpectError(parse_query_interfaces_response(b), Errc::protocol,
+                "runs past");
+    b = valid;
+    smbd_put_le16(&b[112 + 24], 7); // an unknown family
+    ExpectError(parse_query_interfaces_response(b), Errc::protocol, "family");
+}
+
 // --- CANCEL (2.2.30) and the async header (2.2.1.1) ---------------------
 
 TEST(ClientChangeNotify, FieldsAtTheirOffsets)

@@ -3,6 +3,8 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "client.h"
 #include "io_run.h"
 #include "pattern.h"
@@ -174,13 +176,13 @@ Status inline_round(Run &run, Tree &tree, const FileId &file, uint64_t offset)
 // Write-read rounds over RDMA with @channel through @c, a channel of
 // @tree's session.
 Status rdma_rounds(Run &run, Client &c, Tree tree, const FileId &file,
-                   uint32_t channel)
+                   uint32_t channel, uint32_t size)
 {
     TreeIoPath path(tree);
     IoOptions io;
     io.dialect = tree.connection().dialect();
     io.channel = channel;
-    io.max_size = run.opt().size;
+    io.max_size = size;
     io.file_id = file;
     auto rio = RdmaIo::create(c, io, &path);
     if (!rio)
@@ -188,7 +190,7 @@ Status rdma_rounds(Run &run, Client &c, Tree tree, const FileId &file,
     FileOptions f;
     f.seed = run.seed();
     WriteReadOptions wr;
-    wr.size = run.opt().size;
+    wr.size = size;
     wr.rounds = 2;
     wr.offset = kOffset;
     IoReport report;
@@ -263,12 +265,13 @@ Status close_all(Run &run, Opened &o, Connection &conn)
 // The RDMA channels the dialect allows, each once.
 Status rdma_channels(Run &run, Client &c, Tree tree, const FileId &file)
 {
-    if (auto st = rdma_rounds(run, c, tree, file, CHANNEL_RDMA_V1); !st)
+    uint32_t size = run.opt().size;
+    if (auto st = rdma_rounds(run, c, tree, file, CHANNEL_RDMA_V1, size); !st)
         return st;
     if (!channel_allowed(CHANNEL_RDMA_V1_INVALIDATE,
                          tree.connection().dialect()))
         return {};
-    return rdma_rounds(run, c, tree, file, CHANNEL_RDMA_V1_INVALIDATE);
+    return rdma_rounds(run, c, tree, file, CHANNEL_RDMA_V1_INVALIDATE, size);
 }
 
 // A session on the first connection: inline I/O, and on SMB Direct RDMA
@@ -286,6 +289,29 @@ Status check_session(Run &run)
     if (ch->rdma)
         if (auto st = rdma_channels(run, *ch->rdma, *o->tree, o->file); !st)
             return st;
+    return close_all(run, *o, *ch->conn);
+}
+
+// RDMA WRITE and READ as large as the server's NEGOTIATE allows (at most
+// 8 MiB, the largest SMB2 transfer a client issues): a server must serve
+// every size it offers, whatever memory it moves them through.
+Status check_max_io(Run &run)
+{
+    auto ch = run.open(Carrier::rdma);
+    if (!ch)
+        return ch.error();
+    const auto &neg = ch->conn->negotiated();
+    uint32_t size =
+        std::min({neg.max_read_size, neg.max_write_size, uint32_t{8} << 20});
+    run.step("MaxReadSize " + std::to_string(neg.max_read_size) +
+             ", MaxWriteSize " + std::to_string(neg.max_write_size));
+    auto o = open_file(run, *ch->conn);
+    if (!o)
+        return o.error();
+    if (auto st = rdma_rounds(run, *ch->rdma, *o->tree, o->file,
+                              CHANNEL_RDMA_V1, size);
+        !st)
+        return st;
     return close_all(run, *o, *ch->conn);
 }
 
@@ -570,7 +596,11 @@ Status check_compound_rdma(Run &run)
 
 // Windows' flow with another ClientGuid on the binding channel: MS-SMB2
 // 3.3.5.5.2 answers STATUS_USER_SESSION_DELETED.
-Status check_bind_wrong_guid(Run &run)
+// A session over TCP, then an SMB Direct connection negotiated with
+// @channel whose binding to it must fail with STATUS_USER_SESSION_DELETED;
+// @what names the case.
+Status binding_refused(Run &run, const Smb2NegotiateOptions &channel,
+                       const std::string &what)
 {
     auto tcp = run.open(Carrier::tcp);
     if (!tcp)
@@ -578,22 +608,38 @@ Status check_bind_wrong_guid(Run &run)
     auto s = Session::setup(*tcp->conn, run.opt().creds, run.opt().session);
     if (!s)
         return s.error();
-    Smb2NegotiateOptions other = run.negotiate_options();
-    other.client_guid[0] ^= 0xff;
-    auto rdma = run.open(Carrier::rdma, &other);
+    auto rdma = run.open(Carrier::rdma, &channel);
     if (!rdma)
         return rdma.error();
     auto st = (*s)->bind(*rdma->conn, run.opt().creds);
     if (st)
-        return make_error(Errc::mismatch, "a channel with another ClientGuid "
-                                          "was bound to the session");
+        return make_error(Errc::mismatch, what + " was bound to the session");
     if (st.error().message.find(nt_status_text(
             NT_STATUS_USER_SESSION_DELETED)) == std::string::npos)
-        return make_error(Errc::mismatch, "the binding with another "
-                                          "ClientGuid failed otherwise: " +
-                                              st.error().message);
-    run.step("binding with another ClientGuid: STATUS_USER_SESSION_DELETED");
+        return make_error(Errc::mismatch,
+                          "binding " + what +
+                              " failed otherwise: " + st.error().message);
+    run.step("binding " + what + ": STATUS_USER_SESSION_DELETED");
     return logoff(**s, *tcp->conn);
+}
+
+Status check_bind_wrong_guid(Run &run)
+{
+    Smb2NegotiateOptions other = run.negotiate_options();
+    other.client_guid[0] ^= 0xff;
+    return binding_refused(run, other, "a channel with another ClientGuid");
+}
+
+// A TCP session no channel may bind to (its dialect below SMB 3, or the
+// server's multichannel off): smbd does not register it with the kernel,
+// which answers the SMB Direct channel binding to it itself (the scenario
+// checks the driver's count).
+Status check_bind_unbindable(Run &run)
+{
+    Smb2NegotiateOptions smb3 = run.negotiate_options();
+    smb3.dialects = {SMB2_DIALECT_300, SMB2_DIALECT_302, SMB2_DIALECT_311};
+    return binding_refused(run, smb3,
+                           "an SMB Direct channel to an unbindable session");
 }
 
 // The reverse of Windows' flow: the session over SMB Direct, then a TCP
@@ -752,6 +798,64 @@ Status check_denied_write(Run &run)
     return leave(*o, conn);
 }
 
+// A READ or WRITE whose channel info the server must refuse.
+struct ChannelCase {
+    const char *what;
+    bool write;
+    uint32_t length;
+    std::span<const uint8_t> info;
+};
+
+std::vector<uint8_t> channel_request(const ChannelCase &c, const Tree &t,
+                                     const FileId &file)
+{
+    if (c.write) {
+        WriteRequest w;
+        w.hdr = t.header(SMB2_WRITE, c.length);
+        w.file_id = file;
+        w.channel = CHANNEL_RDMA_V1;
+        w.remaining_bytes = c.length;
+        w.channel_info = c.info;
+        return build_write_request(w);
+    }
+    ReadRequest r = inline_read(t, file, 0, c.length);
+    r.channel = CHANNEL_RDMA_V1;
+    r.channel_info = c.info;
+    return build_read_request(r);
+}
+
+Status channel_refused(Run &run, const ChannelCase &c, Tree &t,
+                       const FileId &file)
+{
+    auto got = t.call(channel_request(c, t, file), NT_STATUS_INVALID_PARAMETER);
+    if (!got)
+        return Error{got.error().code,
+                     std::string(c.what) + ": " + got.error().message};
+    run.step(std::string(c.what) + ": STATUS_INVALID_PARAMETER");
+    return {};
+}
+
+// Two inline WRITEs of kInlineSize, so that no end of file answers a READ
+// first, and an RdmaIo over @ch for RDMA_V1 transfers of that size.
+Result<std::unique_ptr<RdmaIo>> written_file(Run &run, Channel &ch, Tree &tree,
+                                             const FileId &file)
+{
+    std::vector<uint8_t> data(size_t{2} * kInlineSize);
+    fill_file_pattern(run.seed(), 0, data);
+    if (auto w = tree.write(file, 0, std::span(data).first(kInlineSize)); !w)
+        return w.error();
+    if (auto w =
+            tree.write(file, kInlineSize, std::span(data).last(kInlineSize));
+        !w)
+        return w.error();
+    IoOptions io;
+    io.dialect = ch.conn->dialect();
+    io.channel = CHANNEL_RDMA_V1;
+    io.max_size = kInlineSize;
+    io.file_id = file;
+    return RdmaIo::create(*ch.rdma, io);
+}
+
 // READ and WRITE channel info the server must refuse with
 // STATUS_INVALID_PARAMETER (MS-SMB2 3.3.5.12, 3.3.5.13): none, cut short,
 // describing less than the transfer; an RDMA channel over TCP.
@@ -764,21 +868,7 @@ Status check_channel_validation(Run &run)
     if (!o)
         return o.error();
     Tree &tree = *o->tree;
-    // data past every READ, so that no end of file answers first
-    std::vector<uint8_t> data(size_t{2} * kInlineSize);
-    fill_file_pattern(run.seed(), 0, data);
-    if (auto w = tree.write(o->file, 0, std::span(data).first(kInlineSize)); !w)
-        return w.error();
-    if (auto w =
-            tree.write(o->file, kInlineSize, std::span(data).last(kInlineSize));
-        !w)
-        return w.error();
-    IoOptions io;
-    io.dialect = ch->conn->dialect();
-    io.channel = CHANNEL_RDMA_V1;
-    io.max_size = kInlineSize;
-    io.file_id = o->file;
-    auto rio = RdmaIo::create(*ch->rdma, io);
+    auto rio = written_file(run, *ch, tree, o->file);
     if (!rio)
         return rio.error();
     auto descs = (*rio)->describe(0, kInlineSize);
@@ -786,13 +876,7 @@ Status check_channel_validation(Run &run)
         return descs.error();
     // one descriptor for the whole transfer
     std::span<const uint8_t> one(*descs);
-    struct Case {
-        const char *what;
-        bool write;
-        uint32_t length;
-        std::span<const uint8_t> info;
-    };
-    const Case cases[] = {
+    const ChannelCase cases[] = {
         {"a READ with an RDMA channel and no channel info", false, kInlineSize,
          one.first(0)},
         {"a READ with 8 bytes of channel info", false, kInlineSize,
@@ -802,31 +886,8 @@ Status check_channel_validation(Run &run)
          one.first(0)},
         {"a WRITE longer than its descriptors", true, kInlineSize + 1, one},
     };
-    auto request = [](const Case &c, const Tree &t, const FileId &file) {
-        if (c.write) {
-            WriteRequest w;
-            w.hdr = t.header(SMB2_WRITE, c.length);
-            w.file_id = file;
-            w.channel = CHANNEL_RDMA_V1;
-            w.remaining_bytes = c.length;
-            w.channel_info = c.info;
-            return build_write_request(w);
-        }
-        ReadRequest r = inline_read(t, file, 0, c.length);
-        r.channel = CHANNEL_RDMA_V1;
-        r.channel_info = c.info;
-        return build_read_request(r);
-    };
-    auto refused = [&](const Case &c, Tree &t, const FileId &file) -> Status {
-        auto got = t.call(request(c, t, file), NT_STATUS_INVALID_PARAMETER);
-        if (!got)
-            return Error{got.error().code,
-                         std::string(c.what) + ": " + got.error().message};
-        run.step(std::string(c.what) + ": STATUS_INVALID_PARAMETER");
-        return {};
-    };
-    for (const Case &c : cases)
-        if (auto st = refused(c, tree, o->file); !st)
+    for (const ChannelCase &c : cases)
+        if (auto st = channel_refused(run, c, tree, o->file); !st)
             return st;
 
     // over TCP no channel moves data by RDMA
@@ -837,15 +898,108 @@ Status check_channel_validation(Run &run)
     if (!t)
         return t.error();
     for (bool write : {false, true}) {
-        Case c{write ? "a WRITE with an RDMA channel over TCP"
-                     : "a READ with an RDMA channel over TCP",
-               write, kInlineSize, one};
-        if (auto st = refused(c, *t->tree, t->file); !st)
+        ChannelCase c{write ? "a WRITE with an RDMA channel over TCP"
+                            : "a READ with an RDMA channel over TCP",
+                      write, kInlineSize, one};
+        if (auto st = channel_refused(run, c, *t->tree, t->file); !st)
             return st;
     }
     if (auto st = close_all(run, *t, *tcp->conn); !st)
         return st;
     return close_all(run, *o, *ch->conn);
+}
+
+// With "server signing = mandatory" every byte must be signed, and RDMA
+// moves data outside the signed messages (no RDMA transform is
+// negotiated): READ and WRITE with an RDMA channel are refused, inline
+// I/O goes on.
+Status check_signed_no_rdma(Run &run)
+{
+    auto ch = run.open(Carrier::rdma);
+    if (!ch)
+        return ch.error();
+    if (!(ch->conn->negotiated().security_mode &
+          SMB2_NEGOTIATE_SIGNING_REQUIRED))
+        return make_error(Errc::mismatch,
+                          "the server does not require signing: run this "
+                          "check against one that does");
+    auto o = open_file(run, *ch->conn);
+    if (!o)
+        return o.error();
+    Tree &tree = *o->tree;
+    auto rio = written_file(run, *ch, tree, o->file);
+    if (!rio)
+        return rio.error();
+    auto descs = (*rio)->describe(0, kInlineSize);
+    if (!descs)
+        return descs.error();
+    for (bool write : {false, true}) {
+        ChannelCase c{write ? "an RDMA WRITE where signing is required"
+                            : "an RDMA READ where signing is required",
+                      write, kInlineSize, *descs};
+        if (auto st = channel_refused(run, c, tree, o->file); !st)
+            return st;
+    }
+    if (auto st = inline_round(run, tree, o->file, kOffset); !st)
+        return st;
+    return close_all(run, *o, *ch->conn);
+}
+
+// FSCTL_QUERY_NETWORK_INTERFACE_INFO on the share, each interface a step.
+Result<std::vector<NetworkInterface>> query_interfaces(Run &run, Tree &tree)
+{
+    auto got =
+        tree.call(build_query_interfaces(tree.header(SMB2_IOCTL), 0x10000));
+    if (!got)
+        return got.error();
+    auto ifaces = parse_query_interfaces_response(got->bytes);
+    if (!ifaces)
+        return ifaces.error();
+    if (ifaces->empty())
+        return make_error(Errc::protocol,
+                          "the server lists no network interface");
+    for (const NetworkInterface &n : *ifaces)
+        run.step("interface " + n.address + " ifindex " +
+                 std::to_string(n.if_index) +
+                 (n.capability & IFACE_RSS_CAPABLE ? " RSS" : "") +
+                 (n.capability & IFACE_RDMA_CAPABLE ? " RDMA" : ""));
+    return ifaces;
+}
+
+// Windows opens RDMA channels to the interfaces marked RDMA_CAPABLE:
+// @want says whether the server should mark the one this run reaches
+// (and, when not, any).
+Status interfaces_marked(Run &run, bool want)
+{
+    auto ch = run.open(run.opt().carrier);
+    if (!ch)
+        return ch.error();
+    auto o = open_tree(run, *ch->conn);
+    if (!o)
+        return o.error();
+    auto ifaces = query_interfaces(run, *o->tree);
+    if (!ifaces)
+        return ifaces.error();
+    bool ours = false;
+    bool any = false;
+    for (const NetworkInterface &n : *ifaces) {
+        bool rdma = n.capability & IFACE_RDMA_CAPABLE;
+        any |= rdma;
+        ours |= rdma && n.address == run.opt().addr;
+    }
+    if (want && !ours)
+        return make_error(Errc::mismatch,
+                          run.opt().addr + " is not marked RDMA capable");
+    if (!want && any)
+        return make_error(Errc::mismatch,
+                          "an interface is marked RDMA capable");
+    return leave(*o, *ch->conn);
+}
+
+Status check_interfaces_rdma(Run &run) { return interfaces_marked(run, true); }
+Status check_interfaces_no_rdma(Run &run)
+{
+    return interfaces_marked(run, false);
 }
 
 } // namespace
@@ -881,6 +1035,26 @@ const std::vector<Smb2Check> &smb2_checks()
         {"denied-write",
          "an RDMA WRITE to a file opened for reading only (over SMB Direct)",
          check_denied_write},
+        {"max-io",
+         "RDMA WRITE and READ of the largest size the server offers (over "
+         "SMB Direct)",
+         check_max_io},
+        {"bind-unbindable",
+         "an SMB Direct channel binding to a TCP session that cannot "
+         "have one (SMB 2, multichannel off)",
+         check_bind_unbindable},
+        {"signed-no-rdma",
+         "RDMA READ and WRITE refused where signing is required, inline "
+         "I/O served",
+         check_signed_no_rdma},
+        {"interfaces-rdma",
+         "FSCTL_QUERY_NETWORK_INTERFACE_INFO marks the address reached "
+         "RDMA capable",
+         check_interfaces_rdma},
+        {"interfaces-no-rdma",
+         "FSCTL_QUERY_NETWORK_INTERFACE_INFO marks no interface RDMA "
+         "capable",
+         check_interfaces_no_rdma},
         {"channel-validation",
          "READ and WRITE channel info the server must refuse, over SMB "
          "Direct and over TCP",

@@ -2,6 +2,8 @@
 // chains; see smb2_ops.h.
 #include "smb2_ops.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -495,6 +497,102 @@ std::vector<uint8_t> build_change_notify(const smb2_hdr &hdr,
     std::copy(dir.begin(), dir.end(), body + 8);
     smbd_put_le32(body + 24, filter);
     return b;
+}
+
+namespace {
+
+// IOCTL request and response bodies (2.2.31, 2.2.32) and an interface
+// entry (2.2.32.5), from their starts.
+constexpr size_t IOCTL_REQ_FIXED = 56;
+constexpr size_t IOCTL_CTL_CODE = 4;
+constexpr size_t IOCTL_FILE_ID = 8;
+constexpr size_t IOCTL_REQ_MAX_OUTPUT = 44;
+constexpr size_t IOCTL_REQ_FLAGS = 48;
+constexpr size_t IOCTL_RESP_FIXED = 48;
+constexpr size_t IOCTL_RESP_OUTPUT_OFFSET = 32;
+constexpr size_t IOCTL_RESP_OUTPUT_COUNT = 36;
+constexpr uint32_t SMB2_0_IOCTL_IS_FSCTL = 1;
+constexpr size_t IFACE_SIZE = 152;
+constexpr size_t IFACE_NEXT = 0;
+constexpr size_t IFACE_INDEX = 4;
+constexpr size_t IFACE_CAPABILITY = 8;
+constexpr size_t IFACE_LINK_SPEED = 16;
+constexpr size_t IFACE_SOCKADDR = 24;
+constexpr uint16_t IFACE_INET = 0x0002;
+constexpr uint16_t IFACE_INET6 = 0x0017;
+
+} // namespace
+
+std::vector<uint8_t> build_query_interfaces(const smb2_hdr &hdr,
+                                            uint32_t max_output)
+{
+    // StructureSize 57 counts one Buffer byte the request does not need
+    auto b = start_request(hdr, SMB2_IOCTL, IOCTL_REQ_FIXED);
+    uint8_t *body = &b[SMB2_HDR_SIZE];
+    smbd_put_le16(body, IOCTL_REQ_FIXED + 1);
+    smbd_put_le32(body + IOCTL_CTL_CODE, FSCTL_QUERY_NETWORK_INTERFACE_INFO);
+    std::fill_n(body + IOCTL_FILE_ID, 16, uint8_t{0xff});
+    smbd_put_le32(body + IOCTL_REQ_MAX_OUTPUT, max_output);
+    smbd_put_le32(body + IOCTL_REQ_FLAGS, SMB2_0_IOCTL_IS_FSCTL);
+    return b;
+}
+
+Result<std::vector<NetworkInterface>>
+parse_query_interfaces_response(std::span<const uint8_t> pdu)
+{
+    auto hdr =
+        check_body(pdu, SMB2_IOCTL, IOCTL_RESP_FIXED, IOCTL_RESP_FIXED + 1);
+    if (!hdr)
+        return hdr.error();
+    const uint8_t *body = &pdu[SMB2_HDR_SIZE];
+    if (uint32_t code = smbd_get_le32(body + IOCTL_CTL_CODE);
+        code != FSCTL_QUERY_NETWORK_INTERFACE_INFO)
+        return protocol_error("IOCTL response CtlCode " + num(code) +
+                              " is not the one asked");
+    uint64_t off = smbd_get_le32(body + IOCTL_RESP_OUTPUT_OFFSET);
+    uint64_t count = smbd_get_le32(body + IOCTL_RESP_OUTPUT_COUNT);
+    if (off + count > pdu.size() ||
+        (count != 0 && off < SMB2_HDR_SIZE + IOCTL_RESP_FIXED))
+        return protocol_error("IOCTL response output " + num(off) + "+" +
+                              num(count) + " is outside the " +
+                              num(pdu.size()) + "-byte message");
+    std::span<const uint8_t> out = pdu.subspan(off, count);
+    std::vector<NetworkInterface> ifaces;
+    for (size_t at = 0; at < out.size();) {
+        if (out.size() - at < IFACE_SIZE)
+            return protocol_error("interface entry at " + num(at) +
+                                  " runs past the " + num(out.size()) +
+                                  "-byte output");
+        const uint8_t *e = &out[at];
+        NetworkInterface n;
+        n.if_index = smbd_get_le32(e + IFACE_INDEX);
+        n.capability = smbd_get_le32(e + IFACE_CAPABILITY);
+        n.link_speed = smbd_get_le64(e + IFACE_LINK_SPEED);
+        const uint8_t *sa = e + IFACE_SOCKADDR;
+        char text[64] = "";
+        uint16_t family = smbd_get_le16(sa);
+        // the address is in network order after Family and Port
+        if (family == IFACE_INET)
+            inet_ntop(AF_INET, sa + 4, text, sizeof(text));
+        else if (family == IFACE_INET6)
+            inet_ntop(AF_INET6, sa + 8, text, sizeof(text));
+        else
+            return protocol_error("interface entry at " + num(at) +
+                                  " has address family " + num(family));
+        n.address = text;
+        ifaces.push_back(std::move(n));
+        uint32_t next = smbd_get_le32(e + IFACE_NEXT);
+        if (next == 0)
+            break;
+        if (next < IFACE_SIZE)
+            return protocol_error("interface entry at " + num(at) +
+                                  " has Next " + num(next) + ", inside itself");
+        at += next;
+        if (at >= out.size())
+            return protocol_error("interface entry Next runs past the " +
+                                  num(out.size()) + "-byte output");
+    }
+    return ifaces;
 }
 
 std::vector<uint8_t> build_cancel(const smb2_hdr &hdr)

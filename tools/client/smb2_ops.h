@@ -200,6 +200,27 @@ std::vector<uint8_t> build_change_notify(const smb2_hdr &hdr,
                                          uint32_t filter,
                                          uint32_t output_length);
 
+// IOCTL (2.2.31) FSCTL_QUERY_NETWORK_INTERFACE_INFO: FileId all ones, no
+// input, SMB2_0_IOCTL_IS_FSCTL, up to @max_output bytes of answer.
+inline constexpr uint32_t FSCTL_QUERY_NETWORK_INTERFACE_INFO = 0x001401FCu;
+std::vector<uint8_t> build_query_interfaces(const smb2_hdr &hdr,
+                                            uint32_t max_output);
+
+// NETWORK_INTERFACE_INFO (2.2.32.5) Capability bits.
+inline constexpr uint32_t IFACE_RSS_CAPABLE = 0x1;
+inline constexpr uint32_t IFACE_RDMA_CAPABLE = 0x2;
+struct NetworkInterface {
+    uint32_t if_index = 0;
+    uint32_t capability = 0;
+    uint64_t link_speed = 0; // bits per second
+    std::string address;     // "192.0.2.1" or "2001:db8::1"
+};
+// Its IOCTL response (2.2.32): StructureSize 49, the CtlCode asked, the
+// output inside the PDU; each entry 152 bytes inside the output, Next a
+// forward offset, the address IPv4 or IPv6.
+Result<std::vector<NetworkInterface>>
+parse_query_interfaces_response(std::span<const uint8_t> pdu);
+
 // CANCEL (2.2.30), StructureSize 4. It takes no credit and has no
 // response. For a request still synchronous, @hdr carries its MessageId;
 // for one that got an interim response, SMB2_FLAGS_ASYNC_COMMAND and the

@@ -390,6 +390,7 @@ Result<std::unique_ptr<Session>> Session::setup(Connection &conn,
     smb2_hdr h{};
     smb2_hdr_decode(final.bytes.data(), final.bytes.size(), &h);
     s->id_ = h.session_id;
+    s->server_guid_ = conn.negotiated().server_guid;
     s->flags_ = smbd_get_le16(&final.bytes[SMB2_HDR_SIZE + 2]);
     if (s->flags_ & kSessionEncrypt)
         return make_error(Errc::invalid_argument,
@@ -421,6 +422,10 @@ Status Session::bind(Connection &conn, const Credentials &creds)
     if (flags_ & (kSessionGuest | kSessionNull))
         return make_error(Errc::invalid_argument,
                           "a guest or anonymous session cannot bind");
+    if (conn.negotiated().server_guid != server_guid_)
+        return make_error(Errc::mismatch,
+                          "the new channel's server answered NEGOTIATE with "
+                          "another ServerGuid than the session's");
     // the binding requests are signed with Session.SigningKey
     conn.set_signing_key(id_, signing_key_);
     ReceivedPdu final;

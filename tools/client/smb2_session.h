@@ -132,7 +132,9 @@ class Session {
           const SessionOptions &opt = {});
     // A binding SESSION_SETUP: @conn (negotiated with the same dialect and
     // ClientGuid, MS-SMB2 3.2.4.2.3.1) becomes a channel of this session,
-    // signed with the channel's own key afterwards.
+    // signed with the channel's own key afterwards. A channel whose server
+    // answered with another ServerGuid is not the same server: refused
+    // before anything is sent.
     Status bind(Connection &conn, const Credentials &creds);
 
     uint64_t id() const { return id_; }
@@ -153,6 +155,7 @@ class Session {
     bool signing_ = false;
     uint16_t flags_ = 0;
     smb2sec::Bytes16 signing_key_{}; // Session.SigningKey
+    std::array<uint8_t, 16> server_guid_{};
 };
 
 } // namespace smbd::client
