@@ -50,9 +50,9 @@ E2E_SIGNING=mandatory E2E_WRITER=direct run_scenario signed rdma_files \
 # RDMA I/O on each channel, a related compound and a CANCEL by AsyncId,
 # over SMB Direct and over TCP; Windows' flow, an SMB Direct channel
 # binding to a TCP session
-run_smb2 smb2-rdma session compound cancel
+run_smb2 smb2-rdma session compound cancel max-io
 run_smb2 smb2-tcp --tcp session compound cancel
-run_smb2 smb2-windows-flow windows-flow
+run_smb2 smb2-windows-flow windows-flow interfaces-rdma
 # what the series got wrong, each with the request shape that showed it:
 # RDMA READs and WRITEs anywhere in a compound, among inline ones
 run_smb2 smb2-compound-rdma compound-rdma
@@ -69,6 +69,28 @@ run_smb2 smb2-channel-validation channel-validation
 # a reload that changes the protocol range and signing: the next SMB
 # Direct session gets what the new configuration answers
 smb2_reload
+# "server smb direct" turned on and off by reloads
+smb2_reload_on_off
+# sessions no channel can bind to are not registered with the kernel,
+# which answers a binding to them itself: SMB 2.1, multichannel off
+E2E_CONF_EXTRA="	server min protocol = SMB2_10" \
+	E2E_COUNT=disconnect_unknown_session run_smb2 smb2-unbindable-smb21 \
+	--tcp --dialects 0210 bind-unbindable
+E2E_CONF_EXTRA="	server multi channel support = no" \
+	E2E_COUNT=disconnect_unknown_session run_smb2 \
+	smb2-unbindable-no-multichannel --tcp bind-unbindable
+# mandatory signing: no RDMA channel moves unsigned data, and no interface
+# invites Windows to open one
+E2E_SIGNING=mandatory E2E_RDMA_IN=0 run_smb2 smb2-signed-no-rdma \
+	signed-no-rdma interfaces-no-rdma
+# another process holds the listener: smbd offers no RDMA
+smb2_no_listener
+# "bind interfaces only" holds for SMB Direct too
+smb2_bind_interfaces_only
+# forked processes let go of the device: smbd can restart
+smb2_fork_device
+# a pool smaller than 8 MiB bounds what smbd offers
+smb2_small_pool
 
 # the same client and workloads against ksmbd, the reference
 E2E_SERVER=ksmbd run_scenario ksmbd-rdma-3.1.1 rdma_files "rdma,vers=3.1.1" 1 rdma

@@ -78,12 +78,41 @@ write_conf() {
 	ncalrpc dir = $E2E_DIR/run/ncalrpc
 	load printers = no
 	disable spoolss = yes
+${E2E_CONF_EXTRA:-}
 [e2e]
 	path = $E2E_DIR/share
 	read only = no
 CONF
 }
 
+# smbd_ready: what start_smbd waits for. E2E_SMBD_RDMA=on: the master
+# registered as the driver's listener; off: it logged that it could not;
+# tcp: SMB Direct is off in smb.conf, TCP port 445 listens
+smbd_ready() {
+	case ${E2E_SMBD_RDMA:-on} in
+	on) listening yes 1 ;;
+	off) grep -q "SMB Direct is off" "$E2E_DIR/log/smbd.out" ;;
+	tcp) grep -q ':01BD ' /proc/net/tcp /proc/net/tcp6 2>/dev/null ;;
+	esac
+}
+
+# listening yes|no [tries]: whether the smbd master holds the driver's
+# listener, waiting up to [tries] (100) tenths of a second for it
+listening() {
+	i=0
+	while :; do
+		now=no
+		grep -q "listener_pid=$SMBD_PID" \
+			/sys/kernel/debug/smbdirect/sessions 2>/dev/null && now=yes
+		[ "$now" = "$1" ] && return 0
+		i=$((i + 1))
+		[ $i -lt "${2:-100}" ] || return 1
+		sleep 0.1
+	done
+}
+
+# start_smbd <server signing>: $E2E_CONF_EXTRA adds [global] lines,
+# E2E_SMBD_RDMA says what it waits for (smbd_ready)
 start_smbd() {
 	write_conf "$1"
 	# its own session: at exit the parent signals its whole process group
@@ -92,14 +121,23 @@ start_smbd() {
 	SMBD_PID=$!
 	# the master registers with the driver once it listens
 	i=0
-	until grep -q "listener_pid=$SMBD_PID" \
-		/sys/kernel/debug/smbdirect/sessions 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 300 ] && kill -0 "$SMBD_PID" 2>/dev/null ||
+	j=0
+	until smbd_ready; do
+		j=$((j + 1))
+		[ $j -lt 300 ] && kill -0 "$SMBD_PID" 2>/dev/null ||
 			fail "smbd did not start listening: $(tail -n 3 "$E2E_DIR/log/smbd.out")" ||
 			return 1
 		sleep 0.1
 	done
+}
+
+# the processes that hold /dev/smbd open
+device_holders() {
+	for fd in /proc/[0-9]*/fd/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = /dev/smbd ] || continue
+		p=${fd#/proc/}
+		echo "${p%%/*}"
+	done | sort -u | paste -sd' ' -
 }
 
 stop_smbd() {
@@ -246,9 +284,30 @@ smb2() {
 		--user "$E2E_USER" --password "$E2E_PASS" --share e2e "$@" 2>&1
 }
 
+# smb2_reloaded <pattern>: after a SIGHUP, SMB Direct sessions until one
+# negotiates what <pattern> says (the parent reloads when its loop next
+# turns: the first sessions may still meet the old policy); with signing
+# mandatory the session's RDMA I/O is refused, as smb2-signed-no-rdma
+# checks
+smb2_reloaded() {
+	kill -HUP "$SMBD_PID"
+	i=0
+	until out=$(smb2 session); printf '%s\n' "$out" | grep -q "$1"; do
+		i=$((i + 1))
+		[ $i -lt 10 ] || break
+		sleep 1
+	done
+	[ $i -lt 10 ] && return 0
+	fail "after the reload: $(printf '%s\n' "$out" | grep -v '^SMB2' | tail -n 1; printf '%s\n' "$out" | tail -n 1)"
+	printf '%s\n' "$out" | sed 's/^/  smb2: /'
+	return 1
+}
+
 # smb2_reload: smbd reloads (SIGHUP) a configuration with another protocol
-# range and mandatory signing; the next SMB Direct session must get what
-# that configuration answers, which the kernel gives from the policy
+# range and mandatory signing, then one with another NetBIOS name (which
+# makes the ServerGuid): each next SMB Direct session, and an SMB Direct
+# channel binding to a TCP session, gets what the configuration answers,
+# which the kernel gives from the policy
 smb2_reload() {
 	E2E_WHY= E2E_DETAIL=
 	ok=1
@@ -256,29 +315,167 @@ smb2_reload() {
 		if ! out=$(smb2 session) ||
 			! printf '%s\n' "$out" | grep -q 'negotiated SMB 3.1.1, signing enabled'; then
 			fail "before the reload: $(printf '%s\n' "$out" | tail -n 1)"
-		else
-			write_conf mandatory SMB3_02
-			kill -HUP "$SMBD_PID"
-			# the parent reloads when its loop next turns: the first
-			# sessions may still meet the old policy
-			i=0
-			until out=$(smb2 session) &&
-				printf '%s\n' "$out" | grep -q 'negotiated SMB 3.0.2, signing required'; do
-				i=$((i + 1))
-				[ $i -lt 10 ] || break
-				sleep 1
-			done
-			if [ $i -lt 10 ]; then
+		elif write_conf mandatory SMB3_02 &&
+			smb2_reloaded 'negotiated SMB 3.0.2, signing required' &&
+			E2E_CONF_EXTRA="	netbios name = E2E2" write_conf auto &&
+			smb2_reloaded 'negotiated SMB 3.1.1, signing enabled'; then
+			if out=$(smb2 windows-flow); then
 				ok=0
-				E2E_DETAIL="3.1.1 signing enabled, then 3.0.2 signing required"
+				E2E_DETAIL="3.1.1 signing enabled, 3.0.2 signing required, a new ServerGuid bound to"
 			else
-				fail "after the reload: $(printf '%s\n' "$out" | grep -v '^SMB2' | tail -n 1; printf '%s\n' "$out" | tail -n 1)"
+				fail "after the new NetBIOS name: $(printf '%s\n' "$out" | tail -n 1)"
 				printf '%s\n' "$out" | sed 's/^/  smb2: /'
 			fi
 		fi
 	fi
 	stop_smbd
 	scenario_result smb2-reload $ok
+}
+
+# smb2_reload_on_off: "server smb direct" off at start, turned on by a
+# reload; a configuration SMB Direct cannot serve (no SMB 3) takes the
+# listener down rather than leave the old answer; a good one brings it
+# back
+smb2_reload_on_off() {
+	E2E_WHY= E2E_DETAIL=
+	ok=1
+	if E2E_CONF_EXTRA="	server smb direct = no" E2E_SMBD_RDMA=tcp \
+		start_smbd auto; then
+		if listening yes 20; then
+			fail "SMB Direct served while off"
+		elif ! write_conf auto || ! kill -HUP "$SMBD_PID" ||
+			! listening yes; then
+			fail "turned on by a reload: no listener"
+		elif ! out=$(smb2 session); then
+			fail "turned on: $(printf '%s\n' "$out" | tail -n 1)"
+		elif ! E2E_CONF_EXTRA="	server min protocol = SMB2_10" \
+			write_conf auto SMB2_10 || ! kill -HUP "$SMBD_PID" ||
+			! listening no; then
+			fail "a configuration without SMB 3 left the listener up"
+		elif ! write_conf auto || ! kill -HUP "$SMBD_PID" ||
+			! listening yes; then
+			fail "a good configuration again: no listener"
+		elif ! out=$(smb2 session); then
+			fail "back on: $(printf '%s\n' "$out" | tail -n 1)"
+		else
+			ok=0
+			E2E_DETAIL="off, on, off without SMB 3, on again"
+		fi
+	fi
+	stop_smbd
+	scenario_result smb2-reload-on-off $ok
+}
+
+# smb2_small_pool: each smbd's pool smaller than the largest transfer
+# (4 buffers of 1 MiB): smbd offers no READ or WRITE larger than its pool,
+# and serves the largest it offers
+smb2_small_pool() {
+	if rmmod smbdirect && insmod "$SMBD_DRIVER" pool_buffers=4; then
+		run_smb2 smb2-small-pool max-io
+	else
+		E2E_WHY="cannot load the module with 4 pool buffers"
+		scenario_result smb2-small-pool 1
+	fi
+	rmmod smbdirect 2>/dev/null
+	insmod "$SMBD_DRIVER"
+}
+
+# smb2_fork_device: the processes smbd forks once it holds the device
+# (notifyd and cleanupd restarted, the scavenger) must let go of it, or
+# they keep its listener past the parent's exit and no smbd after it can
+# listen
+smb2_fork_device() {
+	E2E_WHY= E2E_DETAIL=
+	ok=1
+	if start_smbd auto; then
+		old="$(pgrep -x smbd-notifyd) $(pgrep -x cleanupd)"
+		# shellcheck disable=SC2086 # two pids
+		kill -KILL $old
+		# the parent restarts them a second after they died
+		i=0
+		until n=$(pgrep -x smbd-notifyd) && c=$(pgrep -x cleanupd) &&
+			[ "$n $c" != "$old" ]; do
+			i=$((i + 1))
+			[ $i -lt 100 ] || break
+			sleep 0.1
+		done
+		held=$(device_holders)
+		if [ $i -ge 100 ]; then
+			fail "notifyd and cleanupd were not restarted"
+		elif printf ' %s ' "$held" | grep -Eq " ($n|$c) "; then
+			fail "the restarted notifyd ($n) or cleanupd ($c) holds /dev/smbd: holders $held"
+		else
+			stop_smbd
+			held=$(device_holders)
+			if [ -n "$held" ]; then
+				fail "/dev/smbd still held after smbd stopped: $held"
+			elif ! start_smbd auto; then
+				:
+			elif ! out=$(smb2 session); then
+				fail "after the restart: $(printf '%s\n' "$out" | tail -n 1)"
+			else
+				ok=0
+				E2E_DETAIL="notifyd and cleanupd restarted without the device; smbd restarted and served"
+			fi
+		fi
+	fi
+	stop_smbd
+	scenario_result smb2-fork-device $ok
+}
+
+# smb2_no_listener: another process (the responder) holds the device's
+# listener, so smbd's SMB Direct setup fails and it serves TCP alone: no
+# interface may then be marked RDMA capable, nor a session registered
+smb2_no_listener() {
+	E2E_WHY= E2E_DETAIL=
+	ok=1
+	"$SMBD_BUILD/tools/responder/smbdirect-responder" \
+		>"$E2E_DIR/log/responder.out" 2>&1 &
+	rpid=$!
+	i=0
+	until grep -q "listener_pid=$rpid" /sys/kernel/debug/smbdirect/sessions; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || break
+		sleep 0.1
+	done
+	if [ $i -ge 100 ]; then
+		fail "the responder did not listen: $(tail -n 2 "$E2E_DIR/log/responder.out")"
+	elif E2E_SMBD_RDMA=off start_smbd auto; then
+		if out=$(smb2 --tcp interfaces-no-rdma); then
+			ok=0
+			E2E_DETAIL="smbd without the listener marks no interface RDMA capable"
+		else
+			E2E_WHY=$(printf '%s\n' "$out" | tail -n 1)
+			printf '%s\n' "$out" | sed 's/^/  smb2: /'
+		fi
+	fi
+	stop_smbd
+	kill "$rpid" 2>/dev/null
+	wait "$rpid" 2>/dev/null
+	scenario_result smb2-no-listener $ok
+}
+
+# smb2_bind_interfaces_only: TCP listens on the addresses of "interfaces"
+# alone, and so must SMB Direct, which the kernel takes on every address
+smb2_bind_interfaces_only() {
+	E2E_WHY= E2E_DETAIL=
+	ok=1
+	if E2E_CONF_EXTRA="	bind interfaces only = yes
+	interfaces = $SMBD_ADDR" start_smbd auto; then
+		if ! out=$(smb2 session); then
+			fail "over $SMBD_ADDR, in interfaces: $(printf '%s\n' "$out" | tail -n 1)"
+		elif out=$(E2E_ADDR=$SMBD_ADDR6 smb2 --timeout 5 session); then
+			fail "a session to $SMBD_ADDR6, not in interfaces, was served"
+		elif ! grep -q "to $SMBD_ADDR6 refused: not an address of" \
+			"$E2E_DIR/log/smbd.out"; then
+			fail "the session to $SMBD_ADDR6 failed otherwise: $(printf '%s\n' "$out" | tail -n 1)"
+		else
+			ok=0
+			E2E_DETAIL="$SMBD_ADDR served, $SMBD_ADDR6 refused"
+		fi
+	fi
+	stop_smbd
+	scenario_result smb2-bind-interfaces-only $ok
 }
 
 # run_smb2 <name> <smbdirect-smb2 arguments>: checks of our client, which
@@ -292,6 +489,7 @@ run_smb2() {
 	ok=1
 	if start_server "${E2E_SIGNING:-auto}"; then
 		r0=$(counter rdma_read_bytes) w0=$(counter rdma_write_bytes)
+		c0=$(counter "${E2E_COUNT:-rdma_read_bytes}")
 		if out=$(smb2 "$@"); then
 			ok=0
 		else
@@ -307,6 +505,10 @@ run_smb2() {
 		[ $ok != 0 ] || [ -z "${E2E_RDMA_IN:-}" ] ||
 			[ "$pulled" = "$E2E_RDMA_IN" ] ||
 			{ ok=1; E2E_WHY="RDMA pulled $pulled bytes, expected $E2E_RDMA_IN"; }
+		# E2E_COUNT=<counter> grows by one (a refusal the driver counts)
+		grew=$(( $(counter "${E2E_COUNT:-rdma_read_bytes}") - c0 ))
+		[ $ok != 0 ] || [ -z "${E2E_COUNT:-}" ] || [ "$grew" = 1 ] ||
+			{ ok=1; E2E_WHY="$E2E_COUNT grew by $grew, expected 1"; }
 	fi
 	stop_server
 	rm -rf "${E2E_DIR:?}/share/"*
