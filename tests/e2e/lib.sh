@@ -368,10 +368,12 @@ smb2_reload_on_off() {
 
 # smb2_small_pool: each smbd's pool smaller than the largest transfer
 # (4 buffers of 1 MiB): smbd offers no READ or WRITE larger than its pool,
-# and serves the largest it offers
+# and serves the largest it offers; with the pool held, READs wait for it
+# in order, CANCEL ends one, and none waits without bound
 smb2_small_pool() {
 	if rmmod smbdirect && insmod "$SMBD_DRIVER" pool_buffers=4; then
 		run_smb2 smb2-small-pool max-io
+		run_smb2 smb2-pool-wait --timeout 30 pool-wait
 	else
 		E2E_WHY="cannot load the module with 4 pool buffers"
 		scenario_result smb2-small-pool 1

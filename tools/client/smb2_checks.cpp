@@ -594,6 +594,132 @@ Status check_compound_rdma(Run &run)
     return close_all(run, *o, conn);
 }
 
+// The final status of @id, which must be @want.
+Status answered(Run &run, Connection &conn, uint64_t id, uint32_t want,
+                const std::string &what)
+{
+    auto got = conn.response(id);
+    if (!got)
+        return got.error();
+    uint32_t status = smbd_get_le32(&got->bytes[SMB2_HDR_STATUS]);
+    if (status != want)
+        return make_error(Errc::smb2_status,
+                          what + " was answered " + nt_status_text(status) +
+                              ", expected " + nt_status_text(want));
+    run.step(what + ": " + nt_status_text(want));
+    return {};
+}
+
+// The pool held whole: a compound whose RDMA WRITE pulled MaxWriteSize
+// bytes (all of a pool that small) and whose CHANGE_NOTIFY waits last, so
+// that the request and its data stay. An RDMA READ then waits for pool
+// memory: it goes async, and CANCEL ends it; one left waiting is
+// answered STATUS_INSUFFICIENT_RESOURCES in time. Once the compound is
+// cancelled an RDMA READ reads back what the WRITE wrote.
+Status check_pool_wait(Run &run)
+{
+    auto ch = run.open(Carrier::rdma);
+    if (!ch)
+        return ch.error();
+    Connection &conn = *ch->conn;
+    const auto &neg = conn.negotiated();
+    const uint32_t hold =
+        std::min({neg.max_write_size, neg.max_read_size, uint32_t{8} << 20});
+    const uint32_t n = 1u << 20;
+    auto o = open_file(run, conn);
+    if (!o)
+        return o.error();
+    Tree &tree = *o->tree;
+    uint64_t sid = o->session->id();
+    CreateRequest root;
+    root.desired_access = FILE_LIST_DIRECTORY;
+    root.file_attributes = 0;
+    root.disposition = FILE_OPEN;
+    root.options = FILE_DIRECTORY_FILE;
+    auto dir = tree.create(root);
+    if (!dir)
+        return dir.error();
+    IoOptions io;
+    io.dialect = conn.dialect();
+    io.channel = CHANNEL_RDMA_V1;
+    io.slots = 2;
+    io.max_size = hold;
+    io.file_id = o->file;
+    auto rio = RdmaIo::create(*ch->rdma, io);
+    if (!rio)
+        return rio.error();
+    RdmaIo &rdma = **rio;
+
+    uint64_t at = 0;
+    for (std::span<uint8_t> piece : rdma.data(0, hold)) {
+        fill_file_pattern(run.seed(), at, piece);
+        at += piece.size();
+    }
+    auto w = rdma_request(rdma, tree, o->file, 0, true, 0, hold);
+    if (!w)
+        return w.error();
+    auto ids = conn.send_compound(
+        {*w, build_change_notify(tree.header(SMB2_CHANGE_NOTIFY), dir->file_id,
+                                 FILE_NOTIFY_CHANGE_FILE_NAME, 4096)},
+        false);
+    if (!ids)
+        return ids.error();
+    if (auto a = conn.wait_interim((*ids)[1]); !a)
+        return a.error();
+    run.step("a compound of an RDMA WRITE of " + std::to_string(hold) +
+             " bytes and a CHANGE_NOTIFY that waits");
+
+    auto read = [&]() -> Result<uint64_t> {
+        auto r = rdma_request(rdma, tree, o->file, 1, false, 0, n);
+        if (!r)
+            return r.error();
+        return conn.send(*r);
+    };
+    auto first = read();
+    if (!first)
+        return first.error();
+    if (auto a = conn.wait_interim(*first); !a)
+        return a.error();
+    if (auto st = conn.cancel(*first, sid); !st)
+        return st;
+    if (auto st = answered(run, conn, *first, NT_STATUS_CANCELLED,
+                           "an RDMA READ waiting for pool memory, cancelled");
+        !st)
+        return st;
+    auto second = read();
+    if (!second)
+        return second.error();
+    if (auto st = answered(run, conn, *second, NT_STATUS_INSUFFICIENT_RESOURCES,
+                           "an RDMA READ left waiting for pool memory");
+        !st)
+        return st;
+
+    if (auto st = conn.cancel((*ids)[1], sid); !st)
+        return st;
+    if (auto st = answered(run, conn, (*ids)[1], NT_STATUS_CANCELLED,
+                           "the compound's CHANGE_NOTIFY");
+        !st)
+        return st;
+    auto wr = conn.response((*ids)[0]);
+    if (!wr)
+        return wr.error();
+    if (auto st = smb2_check_status(wr->bytes, SMB2_WRITE); !st)
+        return st;
+    rdma.poison(1, n);
+    auto last = read();
+    if (!last)
+        return last.error();
+    auto rr = conn.response(*last);
+    if (!rr)
+        return rr.error();
+    if (auto st = rdma_read_answered(run, *rr, rdma, 1, 0, n); !st)
+        return st;
+    run.step("the pool free again: an RDMA READ of what the WRITE wrote");
+    if (auto st = tree.close(dir->file_id); !st)
+        return st;
+    return close_all(run, *o, conn);
+}
+
 // Windows' flow with another ClientGuid on the binding channel: MS-SMB2
 // 3.3.5.5.2 answers STATUS_USER_SESSION_DELETED.
 // A session over TCP, then an SMB Direct connection negotiated with
@@ -1039,6 +1165,10 @@ const std::vector<Smb2Check> &smb2_checks()
          "RDMA WRITE and READ of the largest size the server offers (over "
          "SMB Direct)",
          check_max_io},
+        {"pool-wait",
+         "RDMA READs waiting for a pool held by a compound: cancelled, "
+         "then refused in time (run against a pool of MaxWriteSize)",
+         check_pool_wait},
         {"bind-unbindable",
          "an SMB Direct channel binding to a TCP session that cannot "
          "have one (SMB 2, multichannel off)",

@@ -155,6 +155,9 @@ std::string nt_status_text(uint32_t status)
     case NT_STATUS_NOT_SUPPORTED:
         name = "STATUS_NOT_SUPPORTED";
         break;
+    case NT_STATUS_INSUFFICIENT_RESOURCES:
+        name = "STATUS_INSUFFICIENT_RESOURCES";
+        break;
     case NT_STATUS_CANCELLED:
         name = "STATUS_CANCELLED";
         break;
