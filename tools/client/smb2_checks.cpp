@@ -982,6 +982,72 @@ Result<std::unique_ptr<RdmaIo>> written_file(Run &run, Channel &ch, Tree &tree,
     return RdmaIo::create(*ch.rdma, io);
 }
 
+// Every answer to an RDMA_V1_INVALIDATE request revokes its token, also
+// an error that comes before the channel is looked at (a TreeId the
+// session does not have) or from it (descriptors shorter than the READ):
+// the client does not invalidate the memory itself.
+Status refused_invalidate(Run &run, Channel &ch, Tree &tree, const FileId &file)
+{
+    Connection &conn = *ch.conn;
+    if (!channel_allowed(CHANNEL_RDMA_V1_INVALIDATE, conn.dialect()))
+        return {};
+    IoOptions io;
+    io.dialect = conn.dialect();
+    io.channel = CHANNEL_RDMA_V1_INVALIDATE;
+    io.max_size = kInlineSize;
+    io.file_id = file;
+    auto rio = RdmaIo::create(*ch.rdma, io);
+    if (!rio)
+        return rio.error();
+    if (!(*rio)->invalidation_reported())
+        return {}; // soft-iWARP: the receive does not show it
+    struct Case {
+        const char *what;
+        uint32_t status;
+        bool other_tree;
+        uint32_t length;
+    };
+    const Case cases[] = {
+        {"an RDMA_V1_INVALIDATE READ on a TreeId the session lacks",
+         NT_STATUS_NETWORK_NAME_DELETED, true, kInlineSize},
+        {"an RDMA_V1_INVALIDATE READ longer than its descriptors",
+         NT_STATUS_INVALID_PARAMETER, false, kInlineSize + 1},
+    };
+    for (const Case &c : cases) {
+        auto descs = (*rio)->describe(0, kInlineSize);
+        if (!descs)
+            return descs.error();
+        uint32_t token = smbd_get_le32(&(*descs)[8]);
+        ReadRequest r = inline_read(tree, file, 0, c.length);
+        r.channel = CHANNEL_RDMA_V1_INVALIDATE;
+        r.channel_info = *descs;
+        if (c.other_tree)
+            r.hdr.tree_id ^= 0x5a5a;
+        auto pdu = build_read_request(r);
+        auto id = conn.send(pdu);
+        if (!id)
+            return id.error();
+        auto got = conn.response(*id);
+        if (!got)
+            return got.error();
+        uint32_t status = smbd_get_le32(&got->bytes[SMB2_HDR_STATUS]);
+        if (status != c.status)
+            return make_error(Errc::smb2_status,
+                              std::string(c.what) + " was answered " +
+                                  nt_status_text(status) + ", expected " +
+                                  nt_status_text(c.status));
+        if (got->invalidated_rkey != token)
+            return make_error(Errc::mismatch,
+                              std::string(c.what) + ": its " +
+                                  nt_status_text(status) +
+                                  " came without a send with invalidate "
+                                  "of its token");
+        run.step(std::string(c.what) + ": " + nt_status_text(status) +
+                 ", its token invalidated");
+    }
+    return {};
+}
+
 // READ and WRITE channel info the server must refuse with
 // STATUS_INVALID_PARAMETER (MS-SMB2 3.3.5.12, 3.3.5.13): none, cut short,
 // describing less than the transfer; an RDMA channel over TCP.
@@ -1015,6 +1081,8 @@ Status check_channel_validation(Run &run)
     for (const ChannelCase &c : cases)
         if (auto st = channel_refused(run, c, tree, o->file); !st)
             return st;
+    if (auto st = refused_invalidate(run, *ch, tree, o->file); !st)
+        return st;
 
     // over TCP no channel moves data by RDMA
     auto tcp = run.open(Carrier::tcp);

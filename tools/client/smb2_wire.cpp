@@ -158,6 +158,9 @@ std::string nt_status_text(uint32_t status)
     case NT_STATUS_INSUFFICIENT_RESOURCES:
         name = "STATUS_INSUFFICIENT_RESOURCES";
         break;
+    case NT_STATUS_NETWORK_NAME_DELETED:
+        name = "STATUS_NETWORK_NAME_DELETED";
+        break;
     case NT_STATUS_CANCELLED:
         name = "STATUS_CANCELLED";
         break;
