@@ -612,10 +612,10 @@ Status answered(Run &run, Connection &conn, uint64_t id, uint32_t want,
 
 // The pool held whole: a compound whose RDMA WRITE pulled MaxWriteSize
 // bytes (all of a pool that small) and whose CHANGE_NOTIFY waits last, so
-// that the request and its data stay. An RDMA READ then waits for pool
+// that the request and its data stay. An RDMA WRITE then waits for pool
 // memory: it goes async, and CANCEL ends it; one left waiting is
 // answered STATUS_INSUFFICIENT_RESOURCES in time. Once the compound is
-// cancelled an RDMA READ reads back what the WRITE wrote.
+// cancelled an RDMA READ reads back what the compound's WRITE wrote.
 Status check_pool_wait(Run &run)
 {
     auto ch = run.open(Carrier::rdma);
@@ -669,13 +669,16 @@ Status check_pool_wait(Run &run)
     run.step("a compound of an RDMA WRITE of " + std::to_string(hold) +
              " bytes and a CHANGE_NOTIFY that waits");
 
-    auto read = [&]() -> Result<uint64_t> {
-        auto r = rdma_request(rdma, tree, o->file, 1, false, 0, n);
+    // WRITEs, whose RDMA READ is the first thing they wait for (a READ
+    // reads the file first, which a CANCEL cannot stop)
+    auto write = [&]() -> Result<uint64_t> {
+        rdma.poison(1, n);
+        auto r = rdma_request(rdma, tree, o->file, 1, true, 0, n);
         if (!r)
             return r.error();
         return conn.send(*r);
     };
-    auto first = read();
+    auto first = write();
     if (!first)
         return first.error();
     if (auto a = conn.wait_interim(*first); !a)
@@ -683,14 +686,15 @@ Status check_pool_wait(Run &run)
     if (auto st = conn.cancel(*first, sid); !st)
         return st;
     if (auto st = answered(run, conn, *first, NT_STATUS_CANCELLED,
-                           "an RDMA READ waiting for pool memory, cancelled");
+                           "an RDMA WRITE waiting for pool memory, "
+                           "cancelled");
         !st)
         return st;
-    auto second = read();
+    auto second = write();
     if (!second)
         return second.error();
     if (auto st = answered(run, conn, *second, NT_STATUS_INSUFFICIENT_RESOURCES,
-                           "an RDMA READ left waiting for pool memory");
+                           "an RDMA WRITE left waiting for pool memory");
         !st)
         return st;
 
@@ -705,8 +709,12 @@ Status check_pool_wait(Run &run)
         return wr.error();
     if (auto st = smb2_check_status(wr->bytes, SMB2_WRITE); !st)
         return st;
+    // neither refused WRITE wrote a byte
     rdma.poison(1, n);
-    auto last = read();
+    auto r = rdma_request(rdma, tree, o->file, 1, false, 0, n);
+    if (!r)
+        return r.error();
+    auto last = conn.send(*r);
     if (!last)
         return last.error();
     auto rr = conn.response(*last);
@@ -714,7 +722,8 @@ Status check_pool_wait(Run &run)
         return rr.error();
     if (auto st = rdma_read_answered(run, *rr, rdma, 1, 0, n); !st)
         return st;
-    run.step("the pool free again: an RDMA READ of what the WRITE wrote");
+    run.step("the pool free again: an RDMA READ of what the compound's "
+             "WRITE wrote");
     if (auto st = tree.close(dir->file_id); !st)
         return st;
     return close_all(run, *o, conn);
@@ -1234,7 +1243,7 @@ const std::vector<Smb2Check> &smb2_checks()
          "SMB Direct)",
          check_max_io},
         {"pool-wait",
-         "RDMA READs waiting for a pool held by a compound: cancelled, "
+         "RDMA WRITEs waiting for a pool held by a compound: cancelled, "
          "then refused in time (run against a pool of MaxWriteSize)",
          check_pool_wait},
         {"bind-unbindable",
