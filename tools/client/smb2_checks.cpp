@@ -130,6 +130,32 @@ namespace {
 
 using Run = Smb2Run;
 
+// RdmaIo over @ch's SMB Direct connection for @file: @slots transfers in
+// flight, each of up to @max_size bytes, with @channel.
+Result<std::unique_ptr<RdmaIo>> channel_io(Channel &ch, const FileId &file,
+                                           uint32_t channel, uint32_t max_size,
+                                           uint32_t slots = 1)
+{
+    IoOptions io;
+    io.dialect = ch.conn->dialect();
+    io.channel = channel;
+    io.slots = slots;
+    io.max_size = max_size;
+    io.file_id = file;
+    return RdmaIo::create(*ch.rdma, io);
+}
+
+// The share's root directory, opened to watch (CHANGE_NOTIFY).
+Result<CreateResponse> open_root(Tree &tree)
+{
+    CreateRequest root;
+    root.desired_access = FILE_LIST_DIRECTORY;
+    root.file_attributes = 0;
+    root.disposition = FILE_OPEN;
+    root.options = FILE_DIRECTORY_FILE;
+    return tree.create(root);
+}
+
 // @data against the file pattern at @offset.
 Status same_as_written(uint64_t seed, uint64_t offset,
                        std::span<const uint8_t> data, uint32_t size)
@@ -507,13 +533,7 @@ Status check_compound_rdma(Run &run)
         if (auto w = tree.write(o->file, at, data); !w)
             return w.error();
     }
-    IoOptions io;
-    io.dialect = conn.dialect();
-    io.channel = CHANNEL_RDMA_V1;
-    io.slots = 2;
-    io.max_size = kInlineSize;
-    io.file_id = o->file;
-    auto rio = RdmaIo::create(*ch->rdma, io);
+    auto rio = channel_io(*ch, o->file, CHANNEL_RDMA_V1, kInlineSize, 2);
     if (!rio)
         return rio.error();
     RdmaIo &rdma = **rio;
@@ -594,9 +614,9 @@ Status check_compound_rdma(Run &run)
     return close_all(run, *o, conn);
 }
 
-// The final status of @id, which must be @want.
-Status answered(Run &run, Connection &conn, uint64_t id, uint32_t want,
-                const std::string &what)
+// The final response to @id, whose status must be @want.
+Result<ReceivedPdu> answered(Run &run, Connection &conn, uint64_t id,
+                             uint32_t want, const std::string &what)
 {
     auto got = conn.response(id);
     if (!got)
@@ -607,7 +627,7 @@ Status answered(Run &run, Connection &conn, uint64_t id, uint32_t want,
                           what + " was answered " + nt_status_text(status) +
                               ", expected " + nt_status_text(want));
     run.step(what + ": " + nt_status_text(want));
-    return {};
+    return got;
 }
 
 // The pool held whole: a compound whose RDMA WRITE pulled MaxWriteSize
@@ -631,21 +651,10 @@ Status check_pool_wait(Run &run)
         return o.error();
     Tree &tree = *o->tree;
     uint64_t sid = o->session->id();
-    CreateRequest root;
-    root.desired_access = FILE_LIST_DIRECTORY;
-    root.file_attributes = 0;
-    root.disposition = FILE_OPEN;
-    root.options = FILE_DIRECTORY_FILE;
-    auto dir = tree.create(root);
+    auto dir = open_root(tree);
     if (!dir)
         return dir.error();
-    IoOptions io;
-    io.dialect = conn.dialect();
-    io.channel = CHANNEL_RDMA_V1;
-    io.slots = 2;
-    io.max_size = hold;
-    io.file_id = o->file;
-    auto rio = RdmaIo::create(*ch->rdma, io);
+    auto rio = channel_io(*ch, o->file, CHANNEL_RDMA_V1, hold, 2);
     if (!rio)
         return rio.error();
     RdmaIo &rdma = **rio;
@@ -689,21 +698,21 @@ Status check_pool_wait(Run &run)
                            "an RDMA WRITE waiting for pool memory, "
                            "cancelled");
         !st)
-        return st;
+        return st.error();
     auto second = write();
     if (!second)
         return second.error();
     if (auto st = answered(run, conn, *second, NT_STATUS_INSUFFICIENT_RESOURCES,
                            "an RDMA WRITE left waiting for pool memory");
         !st)
-        return st;
+        return st.error();
 
     if (auto st = conn.cancel((*ids)[1], sid); !st)
         return st;
     if (auto st = answered(run, conn, (*ids)[1], NT_STATUS_CANCELLED,
                            "the compound's CHANGE_NOTIFY");
         !st)
-        return st;
+        return st.error();
     auto wr = conn.response((*ids)[0]);
     if (!wr)
         return wr.error();
@@ -816,12 +825,7 @@ Status check_cancel(Run &run)
     if (!o)
         return o.error();
     Tree &tree = *o->tree;
-    CreateRequest root;
-    root.desired_access = FILE_LIST_DIRECTORY;
-    root.file_attributes = 0;
-    root.disposition = FILE_OPEN;
-    root.options = FILE_DIRECTORY_FILE;
-    auto dir = tree.create(root);
+    auto dir = open_root(tree);
     if (!dir)
         return dir.error();
     std::vector<uint8_t> notify = build_change_notify(
@@ -836,16 +840,10 @@ Status check_cancel(Run &run)
     run.step("CHANGE_NOTIFY went async: AsyncId " + std::to_string(*async));
     if (auto st = conn.cancel(*id, o->session->id()); !st)
         return st;
-    auto got = conn.response(*id);
-    if (!got)
-        return got.error();
-    uint32_t status = smbd_get_le32(&got->bytes[SMB2_HDR_STATUS]);
-    if (status != NT_STATUS_CANCELLED)
-        return make_error(Errc::smb2_status,
-                          "the cancelled CHANGE_NOTIFY was answered " +
-                              nt_status_text(status) + ", expected " +
-                              nt_status_text(NT_STATUS_CANCELLED));
-    run.step("CANCEL: STATUS_CANCELLED");
+    if (auto st = answered(run, conn, *id, NT_STATUS_CANCELLED,
+                           "the cancelled CHANGE_NOTIFY");
+        !st)
+        return st.error();
     if (auto st = tree.close(dir->file_id); !st)
         return st;
     return leave(*o, conn);
@@ -903,12 +901,7 @@ Status check_denied_write(Run &run)
     auto reader = tree.create(ro);
     if (!reader)
         return reader.error();
-    IoOptions io;
-    io.dialect = conn.dialect();
-    io.channel = CHANNEL_RDMA_V1;
-    io.max_size = kInlineSize;
-    io.file_id = reader->file_id;
-    auto rio = RdmaIo::create(*ch->rdma, io);
+    auto rio = channel_io(*ch, reader->file_id, CHANNEL_RDMA_V1, kInlineSize);
     if (!rio)
         return rio.error();
     auto w =
@@ -983,12 +976,7 @@ Result<std::unique_ptr<RdmaIo>> written_file(Run &run, Channel &ch, Tree &tree,
             tree.write(file, kInlineSize, std::span(data).last(kInlineSize));
         !w)
         return w.error();
-    IoOptions io;
-    io.dialect = ch.conn->dialect();
-    io.channel = CHANNEL_RDMA_V1;
-    io.max_size = kInlineSize;
-    io.file_id = file;
-    return RdmaIo::create(*ch.rdma, io);
+    return channel_io(ch, file, CHANNEL_RDMA_V1, kInlineSize);
 }
 
 // Every answer to an RDMA_V1_INVALIDATE request revokes its token, also
@@ -1000,12 +988,7 @@ Status refused_invalidate(Run &run, Channel &ch, Tree &tree, const FileId &file)
     Connection &conn = *ch.conn;
     if (!channel_allowed(CHANNEL_RDMA_V1_INVALIDATE, conn.dialect()))
         return {};
-    IoOptions io;
-    io.dialect = conn.dialect();
-    io.channel = CHANNEL_RDMA_V1_INVALIDATE;
-    io.max_size = kInlineSize;
-    io.file_id = file;
-    auto rio = RdmaIo::create(*ch.rdma, io);
+    auto rio = channel_io(ch, file, CHANNEL_RDMA_V1_INVALIDATE, kInlineSize);
     if (!rio)
         return rio.error();
     if (!(*rio)->invalidation_reported())
@@ -1036,23 +1019,15 @@ Status refused_invalidate(Run &run, Channel &ch, Tree &tree, const FileId &file)
         auto id = conn.send(pdu);
         if (!id)
             return id.error();
-        auto got = conn.response(*id);
+        auto got = answered(run, conn, *id, c.status, c.what);
         if (!got)
             return got.error();
-        uint32_t status = smbd_get_le32(&got->bytes[SMB2_HDR_STATUS]);
-        if (status != c.status)
-            return make_error(Errc::smb2_status,
-                              std::string(c.what) + " was answered " +
-                                  nt_status_text(status) + ", expected " +
-                                  nt_status_text(c.status));
         if (got->invalidated_rkey != token)
             return make_error(Errc::mismatch,
-                              std::string(c.what) + ": its " +
-                                  nt_status_text(status) +
-                                  " came without a send with invalidate "
-                                  "of its token");
-        run.step(std::string(c.what) + ": " + nt_status_text(status) +
-                 ", its token invalidated");
+                              std::string(c.what) +
+                                  ": its answer came without a send with "
+                                  "invalidate of its token");
+        run.step("and with a send with invalidate of its token");
     }
     return {};
 }
