@@ -72,13 +72,17 @@ smb2_reload
 # "server smb direct" turned on and off by reloads
 smb2_reload_on_off
 # sessions no channel can bind to are not registered with the kernel,
-# which answers a binding to them itself: SMB 2.1, multichannel off
+# which answers a binding to them itself: SMB 2.1, multichannel off, a
+# guest
 E2E_CONF_EXTRA="	server min protocol = SMB2_10" \
 	E2E_COUNT=disconnect_unknown_session run_smb2 smb2-unbindable-smb21 \
 	--tcp --dialects 0210 bind-unbindable
 E2E_CONF_EXTRA="	server multi channel support = no" \
 	E2E_COUNT=disconnect_unknown_session run_smb2 \
 	smb2-unbindable-no-multichannel --tcp bind-unbindable
+E2E_CONF_EXTRA="	map to guest = bad user" \
+	E2E_COUNT=disconnect_unknown_session run_smb2 smb2-unbindable-guest \
+	--tcp --user no-such-user bind-unbindable
 # mandatory signing: no RDMA channel moves unsigned data, and no interface
 # invites Windows to open one
 E2E_SIGNING=mandatory E2E_RDMA_IN=0 run_smb2 smb2-signed-no-rdma \

@@ -774,10 +774,10 @@ Status check_bind_wrong_guid(Run &run)
     return binding_refused(run, other, "a channel with another ClientGuid");
 }
 
-// A TCP session no channel may bind to (its dialect below SMB 3, or the
-// server's multichannel off): smbd does not register it with the kernel,
-// which answers the SMB Direct channel binding to it itself (the scenario
-// checks the driver's count).
+// A TCP session no channel may bind to (its dialect below SMB 3, the
+// server's multichannel off, a guest's): smbd does not register it with
+// the kernel, which answers the SMB Direct channel binding to it itself
+// (the scenario checks the driver's count).
 Status check_bind_unbindable(Run &run)
 {
     Smb2NegotiateOptions smb3 = run.negotiate_options();
@@ -1223,7 +1223,7 @@ const std::vector<Smb2Check> &smb2_checks()
          check_pool_wait},
         {"bind-unbindable",
          "an SMB Direct channel binding to a TCP session that cannot "
-         "have one (SMB 2, multichannel off)",
+         "have one (SMB 2, multichannel off, guest)",
          check_bind_unbindable},
         {"signed-no-rdma",
          "RDMA READ and WRITE refused where signing is required, inline "

@@ -419,15 +419,15 @@ Result<std::unique_ptr<Session>> Session::setup(Connection &conn,
 
 Status Session::bind(Connection &conn, const Credentials &creds)
 {
-    if (flags_ & (kSessionGuest | kSessionNull))
-        return make_error(Errc::invalid_argument,
-                          "a guest or anonymous session cannot bind");
     if (conn.negotiated().server_guid != server_guid_)
         return make_error(Errc::mismatch,
                           "the new channel's server answered NEGOTIATE with "
                           "another ServerGuid than the session's");
-    // the binding requests are signed with Session.SigningKey
-    conn.set_signing_key(id_, signing_key_);
+    // the binding requests are signed with Session.SigningKey; a guest or
+    // anonymous session has none, and its unsigned binding is the
+    // server's to refuse (MS-SMB2 3.3.5.5.2)
+    if (!(flags_ & (kSessionGuest | kSessionNull)))
+        conn.set_signing_key(id_, signing_key_);
     ReceivedPdu final;
     sec::Bytes64 preauth{};
     auto key = authenticate(conn, creds, true, &final, &preauth);

@@ -134,7 +134,8 @@ class Session {
     // ClientGuid, MS-SMB2 3.2.4.2.3.1) becomes a channel of this session,
     // signed with the channel's own key afterwards. A channel whose server
     // answered with another ServerGuid is not the same server: refused
-    // before anything is sent.
+    // before anything is sent. A guest or anonymous session's binding goes
+    // unsigned, for the server to refuse.
     Status bind(Connection &conn, const Credentials &creds);
 
     uint64_t id() const { return id_; }
