@@ -4,17 +4,10 @@ namespace smbd::client {
 
 using namespace smbd::smb2rw;
 
-namespace {
-
-// Send @pdu on @conn and check its final response's status.
-Result<ReceivedPdu> call_on(Connection &conn, std::vector<uint8_t> &pdu,
-                            uint32_t expect)
+Result<ReceivedPdu> final_response(Connection &conn, uint64_t id,
+                                   uint16_t command, uint32_t expect)
 {
-    uint16_t command = smbd_get_le16(&pdu[SMB2_HDR_COMMAND]);
-    auto id = conn.send(pdu);
-    if (!id)
-        return id.error();
-    auto got = conn.response(*id);
+    auto got = conn.response(id);
     if (!got)
         return got.error();
     if (expect == NT_STATUS_SUCCESS) {
@@ -29,6 +22,19 @@ Result<ReceivedPdu> call_on(Connection &conn, std::vector<uint8_t> &pdu,
                               nt_status_text(status) + ", expected " +
                               nt_status_text(expect));
     return got;
+}
+
+namespace {
+
+// Send @pdu on @conn and check its final response's status.
+Result<ReceivedPdu> call_on(Connection &conn, std::vector<uint8_t> &pdu,
+                            uint32_t expect)
+{
+    auto id = conn.send(pdu);
+    if (!id)
+        return id.error();
+    return final_response(conn, *id, smbd_get_le16(&pdu[SMB2_HDR_COMMAND]),
+                          expect);
 }
 
 } // namespace

@@ -69,6 +69,12 @@ class TreeIoPath final : public IoPath {
     Tree tree_;
 };
 
+// The final response to @id, a @command request sent on @conn, its status
+// @expect (with success, an error's ERROR body is checked and named).
+Result<ReceivedPdu> final_response(Connection &conn, uint64_t id,
+                                   uint16_t command,
+                                   uint32_t expect = NT_STATUS_SUCCESS);
+
 // LOGOFF of @s on @conn.
 Status logoff(Session &s, Connection &conn);
 
