@@ -91,6 +91,7 @@ demo-responder: setup
 	SMBD_BUILD=$(BUILD) tools/vm/run.sh tools/demo/guest-demo.sh
 
 e2e: setup
+	$(MAKE) --no-print-directory build >/dev/null
 	SMBD_BUILD=$(abspath $(BUILD)) tools/e2e/run.sh
 	$(MAKE) --no-print-directory deb
 	SMBD_BUILD=$(abspath $(BUILD)) SMBD_E2E_DRIVER=none \
