@@ -221,6 +221,9 @@ int smbd_dev_disconnect(struct smbd_dev *dev, uint64_t conn_id);
  * @negotiate_req, @negotiate_resp, @session_setup (with their lengths):
  *	NEW_CHANNEL: the SMB2 NEGOTIATE request, the driver's response and
  *	the first SESSION_SETUP request, exactly as on the wire
+ * @max_pdu_size: NEW_CHANNEL: the largest PDU smbd_dev_send takes on the
+ *	connection, the peer's MaxFragmentedSize: every response, a whole
+ *	compound, must fit in it
  */
 struct smbd_dev_event {
 	uint32_t type;
@@ -244,6 +247,7 @@ struct smbd_dev_event {
 	size_t negotiate_resp_len;
 	const uint8_t *session_setup;
 	size_t session_setup_len;
+	uint32_t max_pdu_size;
 };
 
 int smbd_dev_events_new(struct smbd_dev *dev, struct smbd_dev_events **evsp);

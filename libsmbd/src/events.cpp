@@ -5,7 +5,7 @@
 namespace smbd::lib {
 
 bool decode_event(const smbd_event &raw, std::span<const uint8_t> data,
-                  smbd_dev_event &out)
+                  uint32_t max_pdu_size, smbd_dev_event &out)
 {
     out = {};
     out.type = raw.type;
@@ -45,6 +45,7 @@ bool decode_event(const smbd_event &raw, std::span<const uint8_t> data,
         out.negotiate_resp_len = c.negotiate_resp_len;
         out.session_setup = out.negotiate_resp + c.negotiate_resp_len;
         out.session_setup_len = c.session_setup_len;
+        out.max_pdu_size = c.max_pdu_size ? c.max_pdu_size : max_pdu_size;
         break;
     }
     case SMBD_EVENT_DISCONNECTED:

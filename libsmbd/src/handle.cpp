@@ -158,7 +158,7 @@ std::error_code Handle::fetch(EventBatch &batch)
     std::span<const uint8_t> data(batch.data.data(), used);
     for (uint32_t i = 0; i < count; i++) {
         smbd_dev_event ev;
-        bool ok = decode_event(batch.raw[i], data, ev);
+        bool ok = decode_event(batch.raw[i], data, info_.out_max_pdu_size, ev);
         // a transfer's record ends with its RDMA_DONE, even a bad one
         if (batch.raw[i].type == SMBD_EVENT_RDMA_DONE) {
             auto it = in_flight_.find(batch.raw[i].user_data);

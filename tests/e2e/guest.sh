@@ -66,6 +66,8 @@ run_smb2 smb2-rdma-after-tcp rdma-after-tcp
 E2E_RDMA_IN=0 run_smb2 smb2-denied-write denied-write
 # channel info the server refuses, over SMB Direct and over TCP
 run_smb2 smb2-channel-validation channel-validation
+# a client that reassembles 131072 bytes: no response larger
+run_smb2 smb2-max-fragmented max-fragmented
 # a reload that changes the protocol range and signing: the next SMB
 # Direct session gets what the new configuration answers
 smb2_reload

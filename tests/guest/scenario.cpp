@@ -205,9 +205,10 @@ negotiated_client(const PeerOptions &opt)
     return std::move(*c);
 }
 
-smbd::client::Result<std::unique_ptr<Client>> bound_client(uint64_t session)
+smbd::client::Result<std::unique_ptr<Client>>
+bound_client(uint64_t session, const PeerOptions &opt)
 {
-    auto c = negotiated_client();
+    auto c = negotiated_client(opt);
     if (!c)
         return smbd::client::Error{c.error().code, "connect and negotiate: " +
                                                        c.error().message};

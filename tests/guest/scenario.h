@@ -86,7 +86,8 @@ struct PeerOptions {
 smbd::client::Result<std::unique_ptr<Client>>
 negotiated_client(const PeerOptions &opt = {});
 // A negotiated client bound to @session; the error names the failed step.
-smbd::client::Result<std::unique_ptr<Client>> bound_client(uint64_t session);
+smbd::client::Result<std::unique_ptr<Client>>
+bound_client(uint64_t session, const PeerOptions &opt = {});
 
 // The SESSION_SETUP request a client sends (binding to @session or new).
 std::vector<uint8_t> session_setup_request(bool binding, uint64_t session);

@@ -44,10 +44,11 @@ class BoundEvents : public Scenario {
         Scenario::TearDown();
     }
 
-    void start(std::function<std::string(Client &)> then)
+    void start(std::function<std::string(Client &)> then,
+               const PeerOptions &opt = {})
     {
-        client_ = peer([then = std::move(then)]() -> std::string {
-            auto c = bound_client(kSession);
+        client_ = peer([then = std::move(then), opt]() -> std::string {
+            auto c = bound_client(kSession, opt);
             if (!c)
                 return c.error().message;
             return then(**c);
@@ -56,11 +57,13 @@ class BoundEvents : public Scenario {
         ASSERT_TRUE(ch) << "no NEW_CHANNEL; the peer: " << verdict(client_);
         ASSERT_EQ(ch->type(), SMBD_EVENT_NEW_CHANNEL) << describe(*ch);
         conn_ = ch->conn_id();
+        max_pdu_ = ch->raw.u.new_channel.max_pdu_size;
         ASSERT_EQ(answer_session_setup(master_, *ch, kSession), 0);
     }
 
     Device master_{O_NONBLOCK};
     uint64_t conn_ = 0;
+    uint32_t max_pdu_ = 0; // what NEW_CHANNEL said SEND_PDU takes
     // the peer's progress and the test's go-ahead, for peers that wait
     std::atomic<bool> received_{false};
     std::atomic<bool> go_{false};
@@ -272,24 +275,29 @@ TEST_F(BoundEvents, PeerClosingMidStreamIsThePeersDisconnect)
     EXPECT_EQ(delta("disconnect_rdma_error"), 0);
 }
 
-// The limits that need a connection: the peer's MaxFragmentedSize, the
-// PDU's own bytes, and a batch that fails part-way.
+// The limits that need a connection: the peer's MaxFragmentedSize (which
+// NEW_CHANNEL tells), the PDU's own bytes, and a batch that fails part-way.
 TEST_F(BoundEvents, SendPduChecksThePeersLimitTheBytesAndReportsPartialBatches)
 {
     const auto pdu = test_pdu(kSession, 9, 2000);
-    ASSERT_NO_FATAL_FAILURE(start([pdu](Client &c) -> std::string {
-        auto got = c.recv_pdu(10s);
-        if (!got)
-            return "no PDU from smbd: " + got.error().message;
-        if (*got != pdu)
-            return "the PDU arrived changed";
-        if (auto more = c.recv_pdu(300ms); more)
-            return "a PDU from a failed entry arrived";
-        c.close();
-        return "";
-    }));
-    const uint32_t peer_max =
-        PeerOptions::default_connect().max_fragmented_size;
+    // neither our own MaxFragmentedSize nor the device's bound
+    PeerOptions opt;
+    opt.connect.max_fragmented_size = 200000;
+    const uint32_t peer_max = opt.connect.max_fragmented_size;
+    ASSERT_NO_FATAL_FAILURE(start(
+        [pdu](Client &c) -> std::string {
+            auto got = c.recv_pdu(10s);
+            if (!got)
+                return "no PDU from smbd: " + got.error().message;
+            if (*got != pdu)
+                return "the PDU arrived changed";
+            if (auto more = c.recv_pdu(300ms); more)
+                return "a PDU from a failed entry arrived";
+            c.close();
+            return "";
+        },
+        opt));
+    EXPECT_EQ(max_pdu_, peer_max);
     std::vector<uint8_t> big(peer_max + 1);
     EXPECT_EQ(master_.send_pdu(conn_, big), EMSGSIZE);
 

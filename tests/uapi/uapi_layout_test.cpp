@@ -115,6 +115,7 @@ PIN(smbd_event, u.new_channel.session_setup_len, 56);
 PIN(smbd_event, u.new_channel.dialect, 60);
 PIN(smbd_event, u.new_channel.local, 64);
 PIN(smbd_event, u.new_channel.remote, 88);
+PIN(smbd_event, u.new_channel.max_pdu_size, 112);
 PIN(smbd_event, u.disconnected.reason, 40);
 PIN(smbd_event, u.rdma_done.bytes, 40);
 PIN(smbd_event, u.overflow.lost, 40);

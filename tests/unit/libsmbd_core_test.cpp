@@ -89,6 +89,9 @@ TEST(LibsmbdPool, SlicesCutARangeAtBufferBoundaries)
 
 namespace {
 
+// the kernel's out_max_pdu_size
+constexpr uint32_t kMaxPdu = 16u << 20;
+
 smbd_event raw_event(uint32_t type, uint64_t offset, uint32_t len)
 {
     smbd_event e{};
@@ -105,8 +108,8 @@ TEST(LibsmbdEvents, PduPointsIntoTheData)
 {
     std::vector<uint8_t> data(64, 0xab);
     smbd_dev_event ev;
-    ASSERT_TRUE(
-        decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, 8, 40), data, ev));
+    ASSERT_TRUE(decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, 8, 40), data,
+                             kMaxPdu, ev));
     EXPECT_EQ(ev.type, uint32_t{SMBD_EVENT_PDU_RECEIVED});
     EXPECT_EQ(ev.conn_id, 7u);
     EXPECT_EQ(ev.data, data.data() + 8);
@@ -117,14 +120,14 @@ TEST(LibsmbdEvents, DataOutsideTheAreaIsRefused)
 {
     std::vector<uint8_t> data(64);
     smbd_dev_event ev;
-    EXPECT_FALSE(
-        decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, 60, 5), data, ev));
-    EXPECT_FALSE(
-        decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, 65, 0), data, ev));
+    EXPECT_FALSE(decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, 60, 5), data,
+                              kMaxPdu, ev));
+    EXPECT_FALSE(decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, 65, 0), data,
+                              kMaxPdu, ev));
     EXPECT_FALSE(decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, UINT64_MAX, 2),
-                              data, ev));
-    EXPECT_TRUE(
-        decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, 64, 0), data, ev));
+                              data, kMaxPdu, ev));
+    EXPECT_TRUE(decode_event(raw_event(SMBD_EVENT_PDU_RECEIVED, 64, 0), data,
+                             kMaxPdu, ev));
     EXPECT_EQ(ev.data, nullptr);
 }
 
@@ -137,8 +140,10 @@ TEST(LibsmbdEvents, NewChannelSplitsItsThreeMessages)
     e.u.new_channel.negotiate_req_len = 30;
     e.u.new_channel.negotiate_resp_len = 20;
     e.u.new_channel.session_setup_len = 40;
+    e.u.new_channel.max_pdu_size = 131072;
     smbd_dev_event ev;
-    ASSERT_TRUE(decode_event(e, data, ev));
+    ASSERT_TRUE(decode_event(e, data, kMaxPdu, ev));
+    EXPECT_EQ(ev.max_pdu_size, 131072u);
     EXPECT_EQ(ev.session_id, 0x1234u);
     EXPECT_EQ(ev.dialect, 0x311u);
     EXPECT_EQ(ev.negotiate_req, data.data());
@@ -146,10 +151,14 @@ TEST(LibsmbdEvents, NewChannelSplitsItsThreeMessages)
     EXPECT_EQ(ev.session_setup, data.data() + 50);
     EXPECT_EQ(ev.session_setup_len, 40u);
     // lengths that do not add up to the event's data
+    // a kernel that does not say: the device's bound
+    e.u.new_channel.max_pdu_size = 0;
+    ASSERT_TRUE(decode_event(e, data, kMaxPdu, ev));
+    EXPECT_EQ(ev.max_pdu_size, kMaxPdu);
     e.u.new_channel.session_setup_len = 41;
-    EXPECT_FALSE(decode_event(e, data, ev));
+    EXPECT_FALSE(decode_event(e, data, kMaxPdu, ev));
     e.u.new_channel.session_setup_len = UINT32_MAX;
-    EXPECT_FALSE(decode_event(e, data, ev));
+    EXPECT_FALSE(decode_event(e, data, kMaxPdu, ev));
 }
 
 TEST(LibsmbdEvents, PerTypeFields)
@@ -160,26 +169,26 @@ TEST(LibsmbdEvents, PerTypeFields)
     e.user_data = 99;
     e.status = -EIO;
     e.u.rdma_done.bytes = 4096;
-    ASSERT_TRUE(decode_event(e, data, ev));
+    ASSERT_TRUE(decode_event(e, data, kMaxPdu, ev));
     EXPECT_EQ(ev.user_data, 99u);
     EXPECT_EQ(ev.status, -EIO);
     EXPECT_EQ(ev.count, 4096u);
 
     e = raw_event(SMBD_EVENT_DISCONNECTED, 0, 0);
     e.u.disconnected.reason = SMBD_REASON_PEER;
-    ASSERT_TRUE(decode_event(e, data, ev));
+    ASSERT_TRUE(decode_event(e, data, kMaxPdu, ev));
     EXPECT_EQ(ev.reason, uint32_t{SMBD_REASON_PEER});
 
     e = raw_event(SMBD_EVENT_NEW_CONNECTION, 0, 0);
     e.u.new_connection.token[0] = 0x5a;
-    ASSERT_TRUE(decode_event(e, data, ev));
+    ASSERT_TRUE(decode_event(e, data, kMaxPdu, ev));
     ASSERT_NE(ev.token, nullptr);
     EXPECT_EQ(ev.token[0], 0x5a);
     ASSERT_NE(ev.remote, nullptr);
 
     e = raw_event(SMBD_EVENT_OVERFLOW, 0, 0);
     e.u.overflow.lost = 3;
-    ASSERT_TRUE(decode_event(e, data, ev));
+    ASSERT_TRUE(decode_event(e, data, kMaxPdu, ev));
     EXPECT_EQ(ev.count, 3u);
 }
 

@@ -63,9 +63,11 @@ class Smb2Run {
     uint64_t seed() const { return seed_; }
     const Smb2NegotiateOptions &negotiate_options() const { return neg_; }
 
-    // A connection negotiated with the run's options, or with @neg.
+    // A connection negotiated with the run's options, or with @neg; over
+    // SMB Direct with @max_fragmented_size (MS-SMBD), if given.
     Result<Channel> open(Carrier carrier,
-                         const Smb2NegotiateOptions *neg = nullptr)
+                         const Smb2NegotiateOptions *neg = nullptr,
+                         uint32_t max_fragmented_size = 0)
     {
         Channel ch;
         PduTransport *t = nullptr;
@@ -80,6 +82,8 @@ class Smb2Run {
         else {
             ConnectOptions co;
             co.timeout = opt_.timeout;
+            if (max_fragmented_size)
+                co.max_fragmented_size = max_fragmented_size;
             auto c = Client::connect(opt_.addr, opt_.rdma_port, co);
             if (!c)
                 return c.error();
@@ -510,6 +514,69 @@ Status inline_read_answered(Run &run, const ReceivedPdu &got, uint64_t offset,
         return make_error(Errc::protocol,
                           std::string("READ response: ") + rule_text(rule));
     return same_as_written(run.seed(), offset, r.data, size);
+}
+
+// A client that reassembles no more than MS-SMBD's least MaxFragmentedSize
+// (recent Linux clients take 173910 bytes): every response must fit it, or
+// be refused, never be sent too large.
+Status check_max_fragmented(Run &run)
+{
+    constexpr uint32_t kLimit = SMBD_MIN_FRAGMENTED_SIZE;
+    auto ch = run.open(Carrier::rdma, nullptr, kLimit);
+    if (!ch)
+        return ch.error();
+    Connection &conn = *ch->conn;
+    auto o = open_file(run, conn);
+    if (!o)
+        return o.error();
+    Tree &tree = *o->tree;
+    for (uint64_t at = kOffset; at < kOffset + 2 * uint64_t{kLimit};
+         at += kInlineSize) {
+        std::vector<uint8_t> data(kInlineSize);
+        fill_file_pattern(run.seed(), at, data);
+        if (auto w = tree.write(o->file, at, data); !w)
+            return w.error();
+    }
+    // the SMB2 header and the READ response's fixed part
+    const uint32_t fits = kLimit - SMB2_HDR_SIZE - READ_RESP_FIXED;
+    auto r = tree.read(o->file, kOffset, fits);
+    if (!r)
+        return r.error();
+    if (auto st = same_as_written(run.seed(), kOffset, *r, fits); !st)
+        return st;
+    run.step("inline READ of " + std::to_string(fits) +
+             " bytes: a response of exactly " + std::to_string(kLimit));
+    if (auto got = tree.call(
+            build_read_request(inline_read(tree, o->file, kOffset, fits + 1)),
+            NT_STATUS_INVALID_PARAMETER);
+        !got)
+        return got.error();
+    run.step("one byte more: STATUS_INVALID_PARAMETER");
+
+    // two READs that fit alone, not together in one compound response
+    auto ids = conn.send_compound(
+        {build_read_request(inline_read(tree, o->file, kOffset, kInlineSize)),
+         build_read_request(
+             inline_read(tree, o->file, kOffset + kInlineSize, kInlineSize))},
+        false);
+    if (!ids)
+        return ids.error();
+    auto r0 = conn.response((*ids)[0]);
+    if (!r0)
+        return r0.error();
+    if (auto st = inline_read_answered(run, *r0, kOffset, kInlineSize); !st)
+        return st;
+    if (auto r1 = final_response(conn, (*ids)[1], SMB2_READ,
+                                 NT_STATUS_INVALID_PARAMETER);
+        !r1)
+        return r1.error();
+    run.step("a compound of two " + std::to_string(kInlineSize) +
+             "-byte READs: the first answered, the second "
+             "STATUS_INVALID_PARAMETER");
+    if (auto st = read_back(run, tree, o->file, kOffset + kInlineSize); !st)
+        return st;
+    run.step("the connection goes on: the second READ alone answered");
+    return close_all(run, *o, conn);
 }
 
 // Compounds that mix RDMA and inline elements (MS-SMB2 3.3.5.2.7): each
@@ -1232,6 +1299,10 @@ const std::vector<Smb2Check> &smb2_checks()
          "RDMA WRITE and READ of the largest size the server offers (over "
          "SMB Direct)",
          check_max_io},
+        {"max-fragmented",
+         "responses within the client's MaxFragmentedSize of 131072: "
+         "larger ones refused, a compound's counted whole (over SMB Direct)",
+         check_max_fragmented},
         {"pool-wait",
          "RDMA WRITEs waiting for a pool held by a compound: cancelled, "
          "then refused in time (run against a pool of MaxWriteSize)",

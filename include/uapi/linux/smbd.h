@@ -416,6 +416,11 @@ struct smbd_sockaddr {
  * Data: PDU_RECEIVED carries the PDU; NEW_CHANNEL carries the SMB2 NEGOTIATE
  * request, the driver's NEGOTIATE response and the first SESSION_SETUP
  * request, back to back, with the lengths in @u.new_channel.
+ *
+ * NEW_CHANNEL's @u.new_channel.max_pdu_size is the largest PDU SEND_PDU
+ * takes on the connection: the peer's MaxFragmentedSize, which bounds
+ * every response, a compound's as a whole. A kernel before this field
+ * leaves it 0: then only out_max_pdu_size bounds it.
  */
 struct smbd_event {
 	__u32 type;
@@ -440,6 +445,8 @@ struct smbd_event {
 			__u32 dialect;
 			struct smbd_sockaddr local;
 			struct smbd_sockaddr remote;
+			__u32 max_pdu_size;
+			__u32 __reserved;
 		} new_channel;
 		struct {
 			__u32 reason;
