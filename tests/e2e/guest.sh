@@ -68,6 +68,8 @@ E2E_RDMA_IN=0 run_smb2 smb2-denied-write denied-write
 run_smb2 smb2-channel-validation channel-validation
 # a client that reassembles 131072 bytes: no response larger
 run_smb2 smb2-max-fragmented max-fragmented
+# a lease break the SMB Direct channel cannot carry: again over TCP
+run_smb2 smb2-break-retry break-retry
 # a reload that changes the protocol range and signing: the next SMB
 # Direct session gets what the new configuration answers
 smb2_reload

@@ -721,8 +721,8 @@ TEST(ClientLogoffTreeDisconnect, BuiltFieldByField)
 {
     for (auto [b, command] :
          {std::pair{build_logoff(request_header()), uint16_t(0x0002)},
-          std::pair{build_tree_disconnect(request_header()),
-                    uint16_t(0x0004)}}) {
+          std::pair{build_tree_disconnect(request_header()), uint16_t(0x0004)},
+          std::pair{build_echo(request_header()), uint16_t(0x000D)}}) {
         SCOPED_TRACE(command);
         ExpectRequestHeader(b, command);
         ASSERT_EQ(b.size(), 64u + 4);
@@ -759,6 +759,89 @@ TEST(ClientLogoffTreeDisconnect, HostileRefused)
                              [command](const std::vector<uint8_t> &b) {
                                  return parse_empty_response(b, command);
                              });
+}
+
+// --- lease breaks (2.2.23.2, 2.2.24.2, 2.2.25.2) ------------------------
+
+// A Lease Break Notification as a server sends it: MessageId all ones,
+// SessionId and TreeId 0, unsigned.
+std::vector<uint8_t> LeaseBreakBytes()
+{
+    Bytes w;
+    w.u8(0xfe).u8('S').u8('M').u8('B').le16(64).le16(0); // CreditCharge 0
+    w.le32(NT_STATUS_SUCCESS).le16(0x0012).le16(0);
+    w.le32(SMB2_FLAGS_SERVER_TO_REDIR).le32(0).le64(UINT64_MAX);
+    w.le32(0).le32(0).le64(0).zeros(16);
+    w.le16(44); // StructureSize
+    w.le16(3);  // NewEpoch
+    w.le32(1);  // Flags: ACK_REQUIRED
+    w.raw(kLeaseKey);
+    w.le32(7); // CurrentLeaseState: RWH
+    w.le32(3); // NewLeaseState: RH
+    w.le32(0); // BreakReason
+    w.le32(0); // AccessMaskHint
+    w.le32(0); // ShareMaskHint
+    return w.b;
+}
+
+TEST(ClientLeaseBreak, NotificationParses)
+{
+    auto r = parse_lease_break(LeaseBreakBytes());
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->new_epoch, 3);
+    EXPECT_EQ(r->flags, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED);
+    EXPECT_EQ(r->key, kLeaseKey);
+    EXPECT_EQ(r->current_state, 7u);
+    EXPECT_EQ(r->new_state, 3u);
+}
+
+TEST(ClientLeaseBreak, HostileNotificationRefused)
+{
+    ExpectCommonRefusals(
+        LeaseBreakBytes(), SMB2_OPLOCK_BREAK,
+        [](const std::vector<uint8_t> &b) { return parse_lease_break(b); });
+    // an oplock break's StructureSize (2.2.23.1)
+    auto b = LeaseBreakBytes();
+    smbd_put_le16(&b[64], 24);
+    ExpectError(parse_lease_break(b), Errc::protocol, "StructureSize is 24");
+    // a response to a request, not a notification
+    b = LeaseBreakBytes();
+    smbd_put_le64(&b[24], 9);
+    ExpectError(parse_lease_break(b), Errc::protocol, "MessageId 9");
+}
+
+TEST(ClientLeaseBreak, AckBuiltFieldByField)
+{
+    auto b = build_lease_break_ack(request_header(), kLeaseKey, 3);
+    ExpectRequestHeader(b, 0x0012);
+    ASSERT_EQ(b.size(), 64u + 36);
+    EXPECT_EQ(le16_at(b, 64 + 0), 36); // StructureSize
+    EXPECT_EQ(le16_at(b, 64 + 2), 0);  // Reserved
+    EXPECT_EQ(le32_at(b, 64 + 4), 0u); // Flags
+    EXPECT_EQ(0, std::memcmp(&b[64 + 8], kLeaseKey.data(), 16));
+    EXPECT_EQ(le32_at(b, 64 + 24), 3u); // LeaseState
+    EXPECT_EQ(le64_at(b, 64 + 28), 0u); // LeaseDuration
+}
+
+std::vector<uint8_t> LeaseBreakResponseBytes()
+{
+    Bytes w = ResponseHeader(SMB2_OPLOCK_BREAK);
+    w.le16(36).le16(0).le32(0); // StructureSize, Reserved, Flags
+    w.raw(kLeaseKey);
+    w.le32(3).le64(0); // LeaseState, LeaseDuration
+    return w.b;
+}
+
+TEST(ClientLeaseBreak, ResponseParses)
+{
+    auto r = parse_lease_break_response(LeaseBreakResponseBytes());
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->key, kLeaseKey);
+    EXPECT_EQ(r->state, 3u);
+    ExpectCommonRefusals(LeaseBreakResponseBytes(), SMB2_OPLOCK_BREAK,
+                         [](const std::vector<uint8_t> &b) {
+                             return parse_lease_break_response(b);
+                         });
 }
 
 // --- IOCTL FSCTL_QUERY_NETWORK_INTERFACE_INFO (2.2.31, 2.2.32.5) --------

@@ -64,10 +64,10 @@ class Smb2Run {
     const Smb2NegotiateOptions &negotiate_options() const { return neg_; }
 
     // A connection negotiated with the run's options, or with @neg; over
-    // SMB Direct with @max_fragmented_size (MS-SMBD), if given.
+    // SMB Direct with @smbd's MS-SMBD parameters, if given.
     Result<Channel> open(Carrier carrier,
                          const Smb2NegotiateOptions *neg = nullptr,
-                         uint32_t max_fragmented_size = 0)
+                         const ConnectOptions *smbd = nullptr)
     {
         Channel ch;
         PduTransport *t = nullptr;
@@ -80,10 +80,8 @@ class Smb2Run {
             t = ch.tcp.get();
         }
         else {
-            ConnectOptions co;
+            ConnectOptions co = smbd ? *smbd : ConnectOptions{};
             co.timeout = opt_.timeout;
-            if (max_fragmented_size)
-                co.max_fragmented_size = max_fragmented_size;
             auto c = Client::connect(opt_.addr, opt_.rdma_port, co);
             if (!c)
                 return c.error();
@@ -522,7 +520,9 @@ Status inline_read_answered(Run &run, const ReceivedPdu &got, uint64_t offset,
 Status check_max_fragmented(Run &run)
 {
     constexpr uint32_t kLimit = SMBD_MIN_FRAGMENTED_SIZE;
-    auto ch = run.open(Carrier::rdma, nullptr, kLimit);
+    ConnectOptions co;
+    co.max_fragmented_size = kLimit;
+    auto ch = run.open(Carrier::rdma, nullptr, &co);
     if (!ch)
         return ch.error();
     Connection &conn = *ch->conn;
@@ -868,6 +868,149 @@ Status check_bind_tcp(Run &run)
         return st;
     run.step("READ over TCP of what SMB Direct wrote");
     return close_all(run, *o, *rdma->conn);
+}
+
+// ECHOs on @conn, an SMB Direct connection that no longer posts receives
+// (Client::set_repost_receives(false)), until every receive it had posted
+// took a message: then the server has no credit left to send with.
+Status spend_server_credits(Run &run, Connection &conn, Client &rdma)
+{
+    rdma.set_repost_receives(false);
+    uint32_t answered = 0;
+    while (rdma.credits().recv_posted > 0) {
+        std::vector<uint8_t> echo = build_echo(smb2_request_header(0, 0));
+        auto id = conn.send(echo);
+        if (!id)
+            return id.error();
+        auto got = conn.response(*id);
+        // a credit message of the server's may have taken the last one
+        if (!got && got.error().code == make_error_code(Errc::timeout) &&
+            rdma.credits().recv_posted == 0)
+            break;
+        if (!got)
+            return got.error();
+        answered++;
+    }
+    run.step("the SMB Direct channel grants no more credits: " +
+             std::to_string(answered) + " ECHOs answered with the last");
+    return {};
+}
+
+// MS-SMB2 3.3.4.6: a lease break the client did not get on one channel is
+// sent again on another. The session over SMB Direct holds a file's lease
+// (read, write and handle caching) and a TCP channel; then the SMB Direct
+// channel grants the server no more credits, so that nothing it sends
+// there can go out, and another client opens the file: the break must come
+// over TCP once the server gave up on SMB Direct (smbd waits six times its
+// retransmission timeout, the kernel 30 s for credits), not be taken for
+// delivered because the kernel took a copy.
+Status check_break_retry(Run &run)
+{
+    ConnectOptions few;
+    few.receive_credit_max = 16;
+    auto rdma = run.open(Carrier::rdma, nullptr, &few);
+    if (!rdma)
+        return rdma.error();
+    auto o = open_tree(run, *rdma->conn);
+    if (!o)
+        return o.error();
+    std::array<uint8_t, 16> key{};
+    while (getrandom(key.data(), key.size(), 0) != ssize_t(key.size()))
+        ;
+    constexpr uint32_t kRWH = SMB2_LEASE_READ_CACHING |
+                              SMB2_LEASE_WRITE_CACHING |
+                              SMB2_LEASE_HANDLE_CACHING;
+    CreateRequest cr = run.create_request();
+    cr.oplock_level = SMB2_OPLOCK_LEVEL_LEASE;
+    cr.contexts = lease_context_v2(key, kRWH);
+    auto leased = o->tree->create(cr);
+    if (!leased)
+        return leased.error();
+    if (leased->lease_state != kRWH)
+        return make_error(Errc::mismatch,
+                          "the server granted lease state " +
+                              std::to_string(leased->lease_state.value_or(0)) +
+                              ", not read, write and handle caching");
+    o->file = leased->file_id;
+    run.step("CREATE over SMB Direct with a lease: read, write and handle "
+             "caching");
+    auto tcp = run.open(Carrier::tcp);
+    if (!tcp)
+        return tcp.error();
+    if (auto st = o->session->bind(*tcp->conn, run.opt().creds); !st)
+        return st;
+    Tree over_tcp = o->tree->on(*tcp->conn);
+    run.step("binding SESSION_SETUP over TCP");
+    if (auto st = spend_server_credits(run, *rdma->conn, *rdma->rdma); !st)
+        return st;
+
+    // another client opens the file: the lease's write caching breaks
+    Smb2NegotiateOptions other = run.negotiate_options();
+    other.client_guid[0] ^= 0xff;
+    auto opener = run.open(Carrier::tcp, &other);
+    if (!opener)
+        return opener.error();
+    auto p = open_tree(run, *opener->conn);
+    if (!p)
+        return p.error();
+    CreateRequest second = run.create_request();
+    second.disposition = FILE_OPEN;
+    second.options = FILE_NON_DIRECTORY_FILE;
+    second.hdr = p->tree->header(SMB2_CREATE);
+    auto create = build_create(second);
+    if (!create)
+        return create.error();
+    auto open_id = opener->conn->send(*create);
+    if (!open_id)
+        return open_id.error();
+    run.step("another client's CREATE of the file, which breaks the lease");
+
+    constexpr auto kWait = std::chrono::seconds(25);
+    auto note = tcp->conn->notification(kWait);
+    if (!note && note.error().code == make_error_code(Errc::timeout))
+        return make_error(Errc::mismatch,
+                          "no lease break over TCP within 25 s: the one sent "
+                          "over the SMB Direct channel, which could not "
+                          "carry it, was not sent again");
+    if (!note)
+        return note.error();
+    auto lb = parse_lease_break(note->bytes);
+    if (!lb)
+        return lb.error();
+    if (lb->key != key || lb->current_state != kRWH ||
+        (lb->new_state & SMB2_LEASE_WRITE_CACHING) ||
+        !(lb->flags & SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED))
+        return make_error(Errc::mismatch,
+                          "the lease break over TCP is not the one expected: "
+                          "state " +
+                              std::to_string(lb->current_state) + " to " +
+                              std::to_string(lb->new_state));
+    run.step("the lease break came over TCP: state " +
+             std::to_string(lb->current_state) + " to " +
+             std::to_string(lb->new_state));
+    auto ack = over_tcp.call(build_lease_break_ack(
+        over_tcp.header(SMB2_OPLOCK_BREAK), key, lb->new_state));
+    if (!ack)
+        return ack.error();
+    if (auto r = parse_lease_break_response(ack->bytes);
+        !r || r->key != key || r->state != lb->new_state)
+        return r ? make_error(Errc::mismatch,
+                              "the lease break acknowledgment was answered "
+                              "for another lease or state")
+                 : r.error();
+    auto opened = final_response(*opener->conn, *open_id, SMB2_CREATE);
+    if (!opened)
+        return opened.error();
+    auto second_file = parse_create_response(opened->bytes);
+    if (!second_file)
+        return second_file.error();
+    run.step("acknowledged over TCP; the other client's CREATE answered");
+    if (auto st = p->tree->close(second_file->file_id); !st)
+        return st;
+    if (auto st = leave(*p, *opener->conn); !st)
+        return st;
+    o->tree.emplace(over_tcp);
+    return close_all(run, *o, *tcp->conn);
 }
 
 // A request that waits (CHANGE_NOTIFY on the share's root): its interim
@@ -1289,6 +1432,10 @@ const std::vector<Smb2Check> &smb2_checks()
          check_bind_wrong_guid},
         {"bind-tcp", "a session over SMB Direct, a TCP channel binding to it",
          check_bind_tcp},
+        {"break-retry",
+         "a lease break the SMB Direct channel cannot carry comes again "
+         "over the session's TCP channel",
+         check_break_retry},
         {"rdma-after-tcp",
          "a new SMB Direct session of a ClientGuid a TCP session holds",
          check_rdma_after_tcp},

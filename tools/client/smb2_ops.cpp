@@ -1,5 +1,5 @@
-// TREE_CONNECT, CREATE, CLOSE, LOGOFF, TREE_DISCONNECT, CANCEL and compound
-// chains; see smb2_ops.h.
+// TREE_CONNECT, CREATE, CLOSE, LOGOFF, TREE_DISCONNECT, ECHO, CANCEL, lease
+// breaks and compound chains; see smb2_ops.h.
 #include "smb2_ops.h"
 
 #include <arpa/inet.h>
@@ -44,6 +44,17 @@ constexpr size_t CLOSE_RESP_FLAGS = 2;
 constexpr size_t CLOSE_RESP_ALLOCATION_SIZE = 40;
 constexpr size_t CLOSE_RESP_END_OF_FILE = 48;
 constexpr size_t CLOSE_RESP_FILE_ATTRIBUTES = 56;
+// Lease Break Notification (2.2.23.2), and Acknowledgment and Response
+// (2.2.24.2, 2.2.25.2), which share a layout.
+constexpr uint16_t LEASE_BREAK_SIZE = 44;
+constexpr size_t LEASE_BREAK_NEW_EPOCH = 2;
+constexpr size_t LEASE_BREAK_FLAGS = 4;
+constexpr size_t LEASE_BREAK_KEY = 8;
+constexpr size_t LEASE_BREAK_CURRENT_STATE = 24;
+constexpr size_t LEASE_BREAK_NEW_STATE = 28;
+constexpr uint16_t LEASE_ACK_SIZE = 36;
+constexpr size_t LEASE_ACK_KEY = 8;
+constexpr size_t LEASE_ACK_STATE = 24;
 // The ERROR response (2.2.2): StructureSize 9, ErrorContextCount,
 // Reserved, ByteCount, ErrorData.
 constexpr size_t ERROR_RESP_FIXED = 8;
@@ -103,6 +114,12 @@ const char *command_name(uint16_t command)
         return "IOCTL";
     case SMB2_CANCEL:
         return "CANCEL";
+    case SMB2_ECHO:
+        return "ECHO";
+    case SMB2_CHANGE_NOTIFY:
+        return "CHANGE_NOTIFY";
+    case SMB2_OPLOCK_BREAK:
+        return "OPLOCK_BREAK";
     }
     return nullptr;
 }
@@ -474,6 +491,57 @@ std::vector<uint8_t> build_logoff(const smb2_hdr &hdr)
 std::vector<uint8_t> build_tree_disconnect(const smb2_hdr &hdr)
 {
     return empty_request(hdr, SMB2_TREE_DISCONNECT);
+}
+
+std::vector<uint8_t> build_echo(const smb2_hdr &hdr)
+{
+    return empty_request(hdr, SMB2_ECHO);
+}
+
+Result<LeaseBreak> parse_lease_break(std::span<const uint8_t> pdu)
+{
+    auto hdr =
+        check_body(pdu, SMB2_OPLOCK_BREAK, LEASE_BREAK_SIZE, LEASE_BREAK_SIZE);
+    if (!hdr)
+        return hdr.error();
+    if (hdr->message_id != UINT64_MAX)
+        return protocol_error("a lease break with MessageId " +
+                              num(hdr->message_id) + ", not all ones");
+    const uint8_t *body = &pdu[SMB2_HDR_SIZE];
+    LeaseBreak r;
+    r.new_epoch = smbd_get_le16(body + LEASE_BREAK_NEW_EPOCH);
+    r.flags = smbd_get_le32(body + LEASE_BREAK_FLAGS);
+    std::copy_n(body + LEASE_BREAK_KEY, r.key.size(), r.key.begin());
+    r.current_state = smbd_get_le32(body + LEASE_BREAK_CURRENT_STATE);
+    r.new_state = smbd_get_le32(body + LEASE_BREAK_NEW_STATE);
+    return r;
+}
+
+std::vector<uint8_t> build_lease_break_ack(const smb2_hdr &hdr,
+                                           const std::array<uint8_t, 16> &key,
+                                           uint32_t state)
+{
+    // Reserved, Flags and LeaseDuration 0
+    auto b = start_request(hdr, SMB2_OPLOCK_BREAK, LEASE_ACK_SIZE);
+    uint8_t *body = &b[SMB2_HDR_SIZE];
+    smbd_put_le16(body, LEASE_ACK_SIZE);
+    std::copy(key.begin(), key.end(), body + LEASE_ACK_KEY);
+    smbd_put_le32(body + LEASE_ACK_STATE, state);
+    return b;
+}
+
+Result<LeaseBreakResponse>
+parse_lease_break_response(std::span<const uint8_t> pdu)
+{
+    auto hdr =
+        check_body(pdu, SMB2_OPLOCK_BREAK, LEASE_ACK_SIZE, LEASE_ACK_SIZE);
+    if (!hdr)
+        return hdr.error();
+    const uint8_t *body = &pdu[SMB2_HDR_SIZE];
+    LeaseBreakResponse r;
+    std::copy_n(body + LEASE_ACK_KEY, r.key.size(), r.key.begin());
+    r.state = smbd_get_le32(body + LEASE_ACK_STATE);
+    return r;
 }
 
 Result<smb2_hdr> parse_empty_response(std::span<const uint8_t> pdu,

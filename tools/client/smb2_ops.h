@@ -1,14 +1,14 @@
 // The SMB2 messages a session needs between SESSION_SETUP and READ/WRITE:
 // TREE_CONNECT, CREATE (with a lease), CLOSE, TREE_DISCONNECT, LOGOFF,
-// CANCEL, the status check every response goes through, and compound
-// chains (MS-SMB2 2.2.2-2.2.16, 2.2.30, 3.2.4.1.4). READ and WRITE are
-// smb2rw's (its parse_read_response() checks DataOffset/DataLength and
-// gives the inline data); the ids, statuses and sizes here are the ones
-// that client code and tests share. Pure functions over bytes, like
-// smb2_wire.h: builders take the header the caller filled (MessageId,
-// SessionId, TreeId, credits, flags) and set only its Command; parsers treat
-// every length and offset as hostile and name the field and the numbers when
-// one is out of range.
+// ECHO, CANCEL, lease breaks and their acknowledgment, the status check every
+// response goes through, and compound chains
+// (MS-SMB2 2.2.2-2.2.16, 2.2.30, 3.2.4.1.4). READ and WRITE are smb2rw's (its
+// parse_read_response() checks DataOffset/DataLength and gives the inline
+// data); the ids, statuses and sizes here are the ones that client code and
+// tests share. Pure functions over bytes, like smb2_wire.h: builders take the
+// header the caller filled (MessageId, SessionId, TreeId, credits, flags) and
+// set only its Command; parsers treat every length and offset as hostile and
+// name the field and the numbers when one is out of range.
 #ifndef SMBD_CLIENT_SMB2_OPS_H
 #define SMBD_CLIENT_SMB2_OPS_H
 
@@ -34,7 +34,9 @@ inline constexpr uint16_t SMB2_TREE_CONNECT = 0x0003;
 inline constexpr uint16_t SMB2_TREE_DISCONNECT = 0x0004;
 inline constexpr uint16_t SMB2_CREATE = 0x0005;
 inline constexpr uint16_t SMB2_CLOSE = 0x0006;
+inline constexpr uint16_t SMB2_ECHO = 0x000D;
 inline constexpr uint16_t SMB2_CHANGE_NOTIFY = 0x000F;
+inline constexpr uint16_t SMB2_OPLOCK_BREAK = 0x0012;
 using smb2rw::SMB2_READ;
 using smb2rw::SMB2_WRITE;
 using smb2sec::SMB2_CANCEL;
@@ -188,10 +190,12 @@ struct CloseResponse {
 
 Result<CloseResponse> parse_close_response(std::span<const uint8_t> pdu);
 
-// LOGOFF (2.2.7) and TREE_DISCONNECT (2.2.11): StructureSize 4, Reserved.
+// LOGOFF (2.2.7), TREE_DISCONNECT (2.2.11) and ECHO (2.2.28):
+// StructureSize 4, Reserved.
 std::vector<uint8_t> build_logoff(const smb2_hdr &hdr);
 std::vector<uint8_t> build_tree_disconnect(const smb2_hdr &hdr);
-// Their responses (2.2.8, 2.2.12): @command's, StructureSize 4.
+std::vector<uint8_t> build_echo(const smb2_hdr &hdr);
+// Their responses (2.2.8, 2.2.12, 2.2.29): @command's, StructureSize 4.
 Result<smb2_hdr> parse_empty_response(std::span<const uint8_t> pdu,
                                       uint16_t command);
 
@@ -201,6 +205,29 @@ std::vector<uint8_t> build_change_notify(const smb2_hdr &hdr,
                                          const std::array<uint8_t, 16> &dir,
                                          uint32_t filter,
                                          uint32_t output_length);
+
+// Lease Break Notification (2.2.23.2): an OPLOCK_BREAK of StructureSize
+// 44 that no request asked for (MessageId all ones).
+inline constexpr uint32_t SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED = 0x01;
+struct LeaseBreak {
+    uint16_t new_epoch = 0;
+    uint32_t flags = 0; // SMB2_NOTIFY_BREAK_LEASE_FLAG_*
+    std::array<uint8_t, 16> key{};
+    uint32_t current_state = 0; // SMB2_LEASE_*
+    uint32_t new_state = 0;
+};
+Result<LeaseBreak> parse_lease_break(std::span<const uint8_t> pdu);
+// Lease Break Acknowledgment (2.2.24.2) of @key, taking @state.
+std::vector<uint8_t> build_lease_break_ack(const smb2_hdr &hdr,
+                                           const std::array<uint8_t, 16> &key,
+                                           uint32_t state);
+// Its response (2.2.25.2), StructureSize 36: the key and state acked.
+struct LeaseBreakResponse {
+    std::array<uint8_t, 16> key{};
+    uint32_t state = 0;
+};
+Result<LeaseBreakResponse>
+parse_lease_break_response(std::span<const uint8_t> pdu);
 
 // IOCTL (2.2.31) FSCTL_QUERY_NETWORK_INTERFACE_INFO: FileId all ones, no
 // input, SMB2_0_IOCTL_IS_FSCTL, up to @max_output bytes of answer.
