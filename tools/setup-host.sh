@@ -7,7 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 PKGS="build-essential cmake pkg-config googletest libgtest-dev libgmock-dev
 kmod rdma-core ibverbs-utils libibverbs-dev librdmacm-dev perftest fio linux-perf
 libtalloc-dev libtevent-dev nettle-dev qemu-system-x86 busybox-static iproute2
-clang libclang-rt-dev clang-format clang-tidy sparse groff-base"
+clang libclang-rt-dev clang-format clang-tidy sparse groff-base strace"
 
 . "$here/lib.sh"
 

@@ -70,6 +70,8 @@ run_smb2 smb2-channel-validation channel-validation
 run_smb2 smb2-max-fragmented max-fragmented
 # a lease break the SMB Direct channel cannot carry: again over TCP
 run_smb2 smb2-break-retry break-retry
+# an RDMA READ's file data read straight into the pool (strace)
+smb2_read_into_pool
 # a reload that changes the protocol range and signing: the next SMB
 # Direct session gets what the new configuration answers
 smb2_reload

@@ -423,6 +423,125 @@ smb2_fork_device() {
 	scenario_result smb2-fork-device $ok
 }
 
+# pool_reads <trace> <count>: of the pread64 calls of <count> bytes in
+# <trace> (strace -f, mmap and pread64 raw), "<in> <out>": how many read
+# into a mapping of /dev/smbd and how many into other memory
+pool_reads() {
+	awk -v want="$2" '
+	function hex(s,   i, n) {
+		n = 0
+		s = tolower(s)
+		sub(/^0x/, "", s)
+		for (i = 1; i <= length(s); i++)
+			n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+		return n
+	}
+	function args(call,   line) {
+		line = $0
+		sub(".* " call "\\(", "", line)
+		return split(line, a, /, */)
+	}
+	function mapped(pid, len) {
+		if (match($0, / = 0x[0-9a-f]+$/)) {
+			lo[++n] = hex(substr($0, RSTART + 3))
+			hi[n] = lo[n] + len
+		} else {
+			pending[pid] = len
+		}
+	}
+	{ pid = $1 }
+	/ openat\(.*"\/dev\/smbd"/ {
+		if (match($0, / = [0-9]+$/))
+			dev[pid, substr($0, RSTART + 3) + 0] = 1
+		else
+			opening[pid] = 1
+		next
+	}
+	/<\.\.\. openat resumed>/ {
+		if ((pid in opening) && match($0, / = [0-9]+$/))
+			dev[pid, substr($0, RSTART + 3) + 0] = 1
+		delete opening[pid]
+		next
+	}
+	/ mmap\(/ {
+		args("mmap")
+		if ((pid, hex(a[5])) in dev)
+			mapped(pid, hex(a[2]))
+		next
+	}
+	/<\.\.\. mmap resumed>/ {
+		if (pid in pending) {
+			len = pending[pid]
+			delete pending[pid]
+			mapped(pid, len)
+		}
+		next
+	}
+	/ pread64\(/ {
+		args("pread64")
+		if (hex(a[3]) != want)
+			next
+		at = hex(a[2])
+		inside = 0
+		for (i = 1; i <= n; i++)
+			if (at >= lo[i] && at + want <= hi[i])
+				inside = 1
+		if (inside)
+			pool++
+		else
+			other++
+	}
+	END { print pool + 0, other + 0 }' "$1"
+}
+
+# smb2_read_into_pool: an RDMA READ reads the file straight into the pool
+# memory its RDMA WRITE sends from, with no copy through a buffer of
+# smbd's own: every pread64 of the transfer's size (strace on smbd and
+# the processes and threads it starts) writes into a /dev/smbd mapping
+smb2_read_into_pool() {
+	E2E_WHY= E2E_DETAIL=
+	ok=1
+	size=1048576
+	trace=/tmp/e2e-read-into-pool.trace
+	tracer=
+	if start_smbd auto; then
+		strace -f -qq -e trace=openat,mmap,pread64 -e raw=mmap,pread64 \
+			-e signal=none -o "$trace" -p "$SMBD_PID" 2>/dev/null &
+		tracer=$!
+		i=0
+		until grep -Eq "^TracerPid:[[:space:]]+$tracer\$" \
+			"/proc/$SMBD_PID/status"; do
+			i=$((i + 1))
+			[ $i -lt 100 ] || break
+			sleep 0.1
+		done
+		if [ $i -ge 100 ]; then
+			fail "strace did not attach to smbd"
+		elif ! out=$(smb2 --size $size session); then
+			fail "$(printf '%s\n' "$out" | tail -n 1)"
+		else
+			kill "$tracer"
+			wait "$tracer" 2>/dev/null
+			tracer=
+			# shellcheck disable=SC2046 # two numbers
+			set -- $(pool_reads "$trace" $size)
+			if [ "$1" = 0 ] || [ "$2" != 0 ]; then
+				fail "of the reads of $size bytes, $1 into the pool and $2 into other memory"
+			else
+				ok=0
+				E2E_DETAIL="$1 reads of $size bytes, each into the pool"
+			fi
+		fi
+	fi
+	if [ -n "$tracer" ]; then
+		kill "$tracer"
+		wait "$tracer" 2>/dev/null
+	fi
+	rm -f "$trace"
+	stop_smbd
+	scenario_result smb2-read-into-pool $ok
+}
+
 # smb2_no_listener: another process (the responder) holds the device's
 # listener, so smbd's SMB Direct setup fails and it serves TCP alone: no
 # interface may then be marked RDMA capable
