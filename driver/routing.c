@@ -92,7 +92,8 @@ static int smbd_adopt(struct smbd_conn *conn, struct smbd_file *file,
 	kev->ev.u.new_channel.dialect = conn->route.dialect;
 	kev->ev.u.new_channel.local = conn->local;
 	kev->ev.u.new_channel.remote = conn->remote;
-	kev->ev.u.new_channel.max_pdu_size = conn->cp.max_fragmented_send_size;
+	kev->ev.u.new_channel.max_pdu_size =
+		min_t(u32, conn->cp.max_fragmented_send_size, SMBD_MAX_PDU_SIZE);
 	kev->ev.data_len = conn->route.neg_req_len + conn->route.neg_resp_len +
 			   conn->route.setup_len;
 

@@ -2,6 +2,8 @@
 // Decoding GET_EVENTS records; see events.h.
 #include "events.h"
 
+#include <algorithm>
+
 namespace smbd::lib {
 
 bool decode_event(const smbd_event &raw, std::span<const uint8_t> data,
@@ -45,7 +47,9 @@ bool decode_event(const smbd_event &raw, std::span<const uint8_t> data,
         out.negotiate_resp_len = c.negotiate_resp_len;
         out.session_setup = out.negotiate_resp + c.negotiate_resp_len;
         out.session_setup_len = c.session_setup_len;
-        out.max_pdu_size = c.max_pdu_size ? c.max_pdu_size : max_pdu_size;
+        out.max_pdu_size = c.max_pdu_size
+                               ? std::min(c.max_pdu_size, max_pdu_size)
+                               : max_pdu_size;
         break;
     }
     case SMBD_EVENT_DISCONNECTED:

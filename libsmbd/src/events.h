@@ -22,8 +22,8 @@ struct EventBatch {
 // @raw's view over @data (the bytes the kernel filled); false when an
 // offset or length points outside them or NEW_CHANNEL's three lengths do
 // not add up to the event's data. @max_pdu_size (the kernel's
-// out_max_pdu_size) stands for a NEW_CHANNEL's bound when the kernel
-// gives none.
+// out_max_pdu_size) bounds a NEW_CHANNEL's, and stands for it when the
+// kernel gives none.
 bool decode_event(const smbd_event &raw, std::span<const uint8_t> data,
                   uint32_t max_pdu_size, smbd_dev_event &out);
 

@@ -93,6 +93,12 @@ E2E_CONF_EXTRA="	map to guest = bad user" \
 # invites Windows to open one
 E2E_SIGNING=mandatory E2E_RDMA_IN=0 run_smb2 smb2-signed-no-rdma \
 	signed-no-rdma interfaces-no-rdma
+# encryption required: the same, in sessions that encrypt every message,
+# AES-128-GCM on 3.1.1 and AES-128-CCM on 3.0.2
+E2E_CONF_EXTRA="	server smb encrypt = required" E2E_RDMA_IN=0 \
+	run_smb2 smb2-encrypted-no-rdma encrypted-no-rdma interfaces-no-rdma
+E2E_CONF_EXTRA="	server smb encrypt = required" E2E_RDMA_IN=0 \
+	run_smb2 smb2-encrypted-no-rdma-302 --dialects 0302 encrypted-no-rdma
 # another process holds the listener: smbd offers no RDMA
 smb2_no_listener
 # "bind interfaces only" holds for SMB Direct too

@@ -424,8 +424,9 @@ smb2_fork_device() {
 }
 
 # pool_reads <trace> <count>: of the pread64 calls of <count> bytes in
-# <trace> (strace -f, mmap and pread64 raw), "<in> <out>": how many read
-# into a mapping of /dev/smbd and how many into other memory
+# <trace> (strace -f of openat, close, mmap and pread64, the last two
+# raw), "<in> <out>": how many read into a mapping of /dev/smbd and how
+# many into other memory
 pool_reads() {
 	awk -v want="$2" '
 	function hex(s,   i, n) {
@@ -461,6 +462,12 @@ pool_reads() {
 		if ((pid in opening) && match($0, / = [0-9]+$/))
 			dev[pid, substr($0, RSTART + 3) + 0] = 1
 		delete opening[pid]
+		next
+	}
+	# a descriptor closed and taken again is not the device any more
+	/ close\([0-9]+/ {
+		args("close")
+		delete dev[pid, a[1] + 0]
 		next
 	}
 	/ mmap\(/ {
@@ -505,7 +512,8 @@ smb2_read_into_pool() {
 	trace=/tmp/e2e-read-into-pool.trace
 	tracer=
 	if start_smbd auto; then
-		strace -f -qq -e trace=openat,mmap,pread64 -e raw=mmap,pread64 \
+		strace -f -qq -e trace=openat,close,mmap,pread64 \
+			-e raw=mmap,pread64 \
 			-e signal=none -o "$trace" -p "$SMBD_PID" 2>/dev/null &
 		tracer=$!
 		i=0

@@ -228,6 +228,59 @@ TEST(Smb2Connection, SigningSessionRefusesUnsignedAndForgedResponses)
     EXPECT_EQ(u.error().code, make_error_code(Errc::protocol));
 }
 
+// 3.0.2: AES-128-CCM. Requests go out sealed and unsigned, a compound in
+// one transform; sealed responses are taken, a clear one, a forged one
+// and one sealed for another session are not.
+TEST(Smb2Connection, EncryptingSessionSealsAndOpens)
+{
+    Negotiated n(8);
+    sec::SessionKeys keys;
+    keys.encryption = kKey;
+    keys.decryption = {16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1};
+    n.c.set_signing_key(kSession, kKey);
+    ASSERT_TRUE(n.c.set_encryption(kSession, keys).ok());
+    auto q = request(SMB2_LOGOFF);
+    ASSERT_TRUE(n.c.send(q).ok());
+    auto ids =
+        n.c.send_compound({request(SMB2_LOGOFF), request(SMB2_LOGOFF)}, false);
+    ASSERT_TRUE(ids.ok());
+    ASSERT_EQ(n.t.sent.size(), 2u);
+    std::vector<uint8_t> first_nonce;
+    for (const auto &sent : n.t.sent) {
+        ASSERT_TRUE(sec::is_transform(sent));
+        EXPECT_EQ(*sec::transform_session(sent), kSession);
+        auto m = sec::open_message(sec::Cipher::aes128_ccm, kKey, sent);
+        ASSERT_TRUE(m.ok()) << m.error().message;
+        EXPECT_FALSE(is_signed(*m));
+        std::vector<uint8_t> nonce(sent.begin() + 20, sent.begin() + 36);
+        EXPECT_NE(nonce, first_nonce);
+        first_nonce = nonce;
+    }
+    EXPECT_EQ(message_id(q), 0u + 1);
+
+    const sec::Bytes16 nonce{7};
+    auto sealed = [&](uint64_t id, uint64_t session = kSession) {
+        return sec::seal_message(sec::Cipher::aes128_ccm, keys.decryption,
+                                 nonce, session, response(SMB2_LOGOFF, id, 1));
+    };
+    auto forged = sealed(2);
+    forged.back() ^= 1;
+    n.t.answers = {sealed(1), response(SMB2_LOGOFF, 2, 1)};
+    auto r1 = n.c.response(1);
+    EXPECT_TRUE(r1.ok()) << r1.error().message;
+    auto clear = n.c.response(2);
+    ASSERT_FALSE(clear.ok());
+    EXPECT_EQ(clear.error().code, make_error_code(Errc::protocol));
+    n.t.answers = {forged};
+    auto f = n.c.response(3);
+    ASSERT_FALSE(f.ok());
+    EXPECT_EQ(f.error().code, make_error_code(sec::Errc::pdu_signature));
+    n.t.answers = {sealed(3, kSession + 1)};
+    auto other = n.c.response(3);
+    ASSERT_FALSE(other.ok());
+    EXPECT_EQ(other.error().code, make_error_code(Errc::protocol));
+}
+
 TEST(Smb2Connection, WithoutSigningOnlyUnsignedRequests)
 {
     Negotiated n(8);

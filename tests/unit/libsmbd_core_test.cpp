@@ -150,11 +150,14 @@ TEST(LibsmbdEvents, NewChannelSplitsItsThreeMessages)
     EXPECT_EQ(ev.negotiate_resp, data.data() + 30);
     EXPECT_EQ(ev.session_setup, data.data() + 50);
     EXPECT_EQ(ev.session_setup_len, 40u);
-    // lengths that do not add up to the event's data
-    // a kernel that does not say: the device's bound
+    // a kernel that does not say: the device's bound; nor more than it
     e.u.new_channel.max_pdu_size = 0;
     ASSERT_TRUE(decode_event(e, data, kMaxPdu, ev));
     EXPECT_EQ(ev.max_pdu_size, kMaxPdu);
+    e.u.new_channel.max_pdu_size = UINT32_MAX;
+    ASSERT_TRUE(decode_event(e, data, kMaxPdu, ev));
+    EXPECT_EQ(ev.max_pdu_size, kMaxPdu);
+    // lengths that do not add up to the event's data
     e.u.new_channel.session_setup_len = 41;
     EXPECT_FALSE(decode_event(e, data, kMaxPdu, ev));
     e.u.new_channel.session_setup_len = UINT32_MAX;

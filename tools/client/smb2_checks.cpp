@@ -514,6 +514,50 @@ Status inline_read_answered(Run &run, const ReceivedPdu &got, uint64_t offset,
     return same_as_written(run.seed(), offset, r.data, size);
 }
 
+// Two-element compounds at the edges of one message of @limit bytes: a
+// READ of each size (0: an ECHO), and which of the two is refused.
+struct FragmentedCompound {
+    const char *what;
+    std::vector<uint32_t> reads;
+    bool first_refused;
+    bool last_refused;
+};
+
+std::vector<FragmentedCompound> fragmented_compounds(uint32_t limit)
+{
+    // a READ response is 80 bytes and its data, padded to 8 in a compound:
+    // 1001 bytes make 1081, padded to 1088
+    constexpr uint32_t kHead = SMB2_HDR_SIZE + READ_RESP_FIXED;
+    const uint32_t rest = limit - 1088 - kHead;
+    // an ERROR response takes 80 bytes padded (an ECHO response 72)
+    const uint32_t before_echo = limit - 80 - kHead;
+    return {
+        {"two 64 KiB READs, which fit alone: the second refused",
+         {kInlineSize, kInlineSize},
+         false,
+         true},
+        {"READs of 1001 bytes (padded) and of the rest of the message: "
+         "both answered",
+         {1001, rest},
+         false,
+         false},
+        {"the same with one byte more: the second refused",
+         {1001, rest + 1},
+         false,
+         true},
+        {"a READ that leaves an ECHO the room of an error answer: both "
+         "answered",
+         {before_echo, 0},
+         false,
+         false},
+        {"a READ that leaves the ECHO after it 40 bytes: refused, the ECHO "
+         "answered",
+         {before_echo + 40, 0},
+         true,
+         false},
+    };
+}
+
 // A client that reassembles no more than MS-SMBD's least MaxFragmentedSize
 // (recent Linux clients take 173910 bytes): every response must fit it, or
 // be refused, never be sent too large.
@@ -553,29 +597,39 @@ Status check_max_fragmented(Run &run)
         return got.error();
     run.step("one byte more: STATUS_INVALID_PARAMETER");
 
-    // two READs that fit alone, not together in one compound response
-    auto ids = conn.send_compound(
-        {build_read_request(inline_read(tree, o->file, kOffset, kInlineSize)),
-         build_read_request(
-             inline_read(tree, o->file, kOffset + kInlineSize, kInlineSize))},
-        false);
-    if (!ids)
-        return ids.error();
-    auto r0 = conn.response((*ids)[0]);
-    if (!r0)
-        return r0.error();
-    if (auto st = inline_read_answered(run, *r0, kOffset, kInlineSize); !st)
-        return st;
-    if (auto r1 = final_response(conn, (*ids)[1], SMB2_READ,
-                                 NT_STATUS_INVALID_PARAMETER);
-        !r1)
-        return r1.error();
-    run.step("a compound of two " + std::to_string(kInlineSize) +
-             "-byte READs: the first answered, the second "
-             "STATUS_INVALID_PARAMETER");
+    // compounds, whose responses travel as one message
+    for (const FragmentedCompound &c : fragmented_compounds(kLimit)) {
+        std::vector<std::vector<uint8_t>> chain;
+        uint64_t at = kOffset;
+        for (uint32_t size : c.reads) {
+            chain.push_back(
+                size ? build_read_request(inline_read(tree, o->file, at, size))
+                     : build_echo(tree.header(SMB2_ECHO)));
+            at += size;
+        }
+        auto ids = conn.send_compound(std::move(chain), false);
+        if (!ids)
+            return ids.error();
+        at = kOffset;
+        for (size_t i = 0; i < ids->size(); i++) {
+            uint32_t size = c.reads[i];
+            bool refused = i == 0 ? c.first_refused : c.last_refused;
+            auto got = final_response(
+                conn, (*ids)[i], size ? SMB2_READ : SMB2_ECHO,
+                refused ? NT_STATUS_INVALID_PARAMETER : NT_STATUS_SUCCESS);
+            if (!got)
+                return Error{got.error().code,
+                             std::string(c.what) + ": " + got.error().message};
+            if (size && !refused)
+                if (auto st = inline_read_answered(run, *got, at, size); !st)
+                    return st;
+            at += size;
+        }
+        run.step(c.what);
+    }
     if (auto st = read_back(run, tree, o->file, kOffset + kInlineSize); !st)
         return st;
-    run.step("the connection goes on: the second READ alone answered");
+    run.step("the connection goes on: a READ answered");
     return close_all(run, *o, conn);
 }
 
@@ -1251,7 +1305,8 @@ Status refused_invalidate(Run &run, Channel &ch, Tree &tree, const FileId &file)
 
 // READ and WRITE channel info the server must refuse with
 // STATUS_INVALID_PARAMETER (MS-SMB2 3.3.5.12, 3.3.5.13): none, cut short,
-// describing less than the transfer; an RDMA channel over TCP.
+// describing less than the transfer, a transfer of no bytes; an RDMA
+// channel over TCP.
 Status check_channel_validation(Run &run)
 {
     auto ch = run.open(Carrier::rdma);
@@ -1275,6 +1330,8 @@ Status check_channel_validation(Run &run)
         {"a WRITE with an RDMA channel and no channel info", true, kInlineSize,
          one.first(0)},
         {"a WRITE longer than its descriptors", true, kInlineSize + 1, one},
+        {"a READ of no bytes with an RDMA channel", false, 0, one},
+        {"a WRITE of no bytes with an RDMA channel", true, 0, one},
     };
     for (const ChannelCase &c : cases)
         if (auto st = channel_refused(run, c, tree, o->file); !st)
@@ -1301,10 +1358,31 @@ Status check_channel_validation(Run &run)
     return close_all(run, *o, *ch->conn);
 }
 
-// With "server signing = mandatory" every byte must be signed, and RDMA
-// moves data outside the signed messages (no RDMA transform is
+// Where every byte must be signed or encrypted (@required says which),
+// RDMA would move data outside the messages (no RDMA transform is
 // negotiated): READ and WRITE with an RDMA channel are refused, inline
 // I/O goes on.
+Status rdma_refused(Run &run, Channel &ch, Opened &o,
+                    const std::string &required)
+{
+    Tree &tree = *o.tree;
+    auto written = written_file(run, ch, tree, o.file);
+    if (!written)
+        return written.error();
+    for (bool write : {false, true}) {
+        std::string what =
+            std::string(write ? "an RDMA WRITE" : "an RDMA READ") + " where " +
+            required + " is required";
+        ChannelCase c{what.c_str(), write, kInlineSize, written->descs};
+        if (auto st = channel_refused(run, c, tree, o.file); !st)
+            return st;
+    }
+    if (auto st = inline_round(run, tree, o.file, kOffset); !st)
+        return st;
+    return close_all(run, o, *ch.conn);
+}
+
+// "server signing = mandatory"
 Status check_signed_no_rdma(Run &run)
 {
     auto ch = run.open(Carrier::rdma);
@@ -1318,20 +1396,25 @@ Status check_signed_no_rdma(Run &run)
     auto o = open_file(run, *ch->conn);
     if (!o)
         return o.error();
-    Tree &tree = *o->tree;
-    auto written = written_file(run, *ch, tree, o->file);
-    if (!written)
-        return written.error();
-    for (bool write : {false, true}) {
-        ChannelCase c{write ? "an RDMA WRITE where signing is required"
-                            : "an RDMA READ where signing is required",
-                      write, kInlineSize, written->descs};
-        if (auto st = channel_refused(run, c, tree, o->file); !st)
-            return st;
-    }
-    if (auto st = inline_round(run, tree, o->file, kOffset); !st)
-        return st;
-    return close_all(run, *o, *ch->conn);
+    return rdma_refused(run, *ch, *o, "signing");
+}
+
+// "server smb encrypt = required": the session encrypts every message
+// (AES-128-GCM on 3.1.1, AES-128-CCM on 3.0.2 with --dialects 0302)
+Status check_encrypted_no_rdma(Run &run)
+{
+    auto ch = run.open(Carrier::rdma);
+    if (!ch)
+        return ch.error();
+    auto o = open_file(run, *ch->conn);
+    if (!o)
+        return o.error();
+    if (!o->session->encrypts())
+        return make_error(Errc::mismatch,
+                          "the server does not require encryption: run this "
+                          "check against one that does");
+    run.step("the session encrypts every message");
+    return rdma_refused(run, *ch, *o, "encryption");
 }
 
 // FSCTL_QUERY_NETWORK_INTERFACE_INFO on the share, each interface a step.
@@ -1462,6 +1545,10 @@ const std::vector<Smb2Check> &smb2_checks()
          "RDMA READ and WRITE refused where signing is required, inline "
          "I/O served",
          check_signed_no_rdma},
+        {"encrypted-no-rdma",
+         "RDMA READ and WRITE refused where encryption is required, "
+         "encrypted inline I/O served",
+         check_encrypted_no_rdma},
         {"interfaces-rdma",
          "FSCTL_QUERY_NETWORK_INTERFACE_INFO marks the address reached "
          "RDMA capable",

@@ -18,10 +18,6 @@ constexpr uint64_t kNotificationId = UINT64_MAX;
 // Credits each request asks for beyond its charge: enough for a window of
 // large transfers, as Windows asks for 256 at a time.
 constexpr uint16_t kCreditAsk = 256;
-// SessionFlags (MS-SMB2 2.2.6)
-constexpr uint16_t kSessionGuest = 0x0001;
-constexpr uint16_t kSessionNull = 0x0002;
-constexpr uint16_t kSessionEncrypt = 0x0004;
 
 Error protocol_error(const std::string &what)
 {
@@ -60,6 +56,7 @@ Connection::Connection(PduTransport &transport,
                        std::chrono::milliseconds timeout)
     : t_(transport), timeout_(timeout)
 {
+    random_bytes(nonce_salt_);
 }
 
 Result<Smb2NegotiateResponse>
@@ -109,6 +106,57 @@ void Connection::set_signing_key(uint64_t session_id,
         keys_.erase(session_id);
 }
 
+Status Connection::set_encryption(uint64_t session_id,
+                                  const sec::SessionKeys &keys)
+{
+    auto cipher = sec::connection_cipher(neg_.dialect, neg_.cipher);
+    if (!cipher)
+        return make_error(Errc::invalid_argument,
+                          "the session must be encrypted, and the "
+                          "connection's cipher is none this client does");
+    sealing_[session_id] = {*cipher, keys.encryption, keys.decryption};
+    return {};
+}
+
+std::vector<uint8_t> Connection::seal(std::vector<uint8_t> pdu)
+{
+    if (pdu.size() < SMB2_HDR_SIZE)
+        return pdu;
+    uint64_t session_id = smbd_get_le64(&pdu[SMB2_HDR_SESSION_ID]);
+    auto s = sealing_.find(session_id);
+    if (s == sealing_.end())
+        return pdu;
+    // a count under a random mask: no nonce twice for the session's key,
+    // whichever of its channels sends
+    sec::Bytes16 nonce = nonce_salt_;
+    uint64_t n = ++nonce_count_;
+    for (size_t i = 0; i < 8; i++)
+        nonce[i] ^= uint8_t(n >> (8 * i));
+    return sec::seal_message(s->second.cipher, s->second.encryption, nonce,
+                             session_id, pdu);
+}
+
+Status Connection::open(ReceivedPdu &got) const
+{
+    if (!sec::is_transform(got.bytes))
+        return {};
+    auto id = sec::transform_session(got.bytes);
+    if (!id)
+        return id.error();
+    auto s = sealing_.find(*id);
+    if (s == sealing_.end())
+        return protocol_error("an encrypted message of SessionId " +
+                              std::to_string(*id) +
+                              ", which encrypts nothing here");
+    auto m =
+        sec::open_message(s->second.cipher, s->second.decryption, got.bytes);
+    if (!m)
+        return m.error();
+    got.bytes = std::move(*m);
+    got.sealed = true;
+    return {};
+}
+
 bool Connection::signs(const Signing &s, std::span<const uint8_t> pdu) const
 {
     // 3.1.1 has no secure negotiate: a signed TREE_CONNECT proves the
@@ -138,8 +186,10 @@ Status Connection::stamp(std::span<uint8_t> pdu)
     next_message_id_ += charge;
     smb2_hdr_build(&h, pdu.data());
     pending_[h.message_id] = h.session_id;
-    if (auto k = keys_.find(h.session_id);
-        k != keys_.end() && signs(k->second, pdu))
+    // an encrypted message is not signed (MS-SMB2 3.2.4.1.1)
+    if (auto k = keys_.find(h.session_id); k != keys_.end() &&
+                                           !sealing_.contains(h.session_id) &&
+                                           signs(k->second, pdu))
         return sec::sign_pdu(signing_algorithm(), k->second.key, pdu);
     return {};
 }
@@ -149,7 +199,7 @@ Result<uint64_t> Connection::send(std::vector<uint8_t> &pdu)
     if (auto st = stamp(pdu); !st)
         return st.error();
     uint64_t id = smbd_get_le64(&pdu[SMB2_HDR_MESSAGE_ID]);
-    if (auto st = t_.send_pdu(pdu); !st)
+    if (auto st = t_.send_pdu(seal(pdu)); !st)
         return st.error();
     return id;
 }
@@ -166,7 +216,8 @@ Connection::send_compound(std::vector<std::vector<uint8_t>> elements,
             return st.error();
         ids.push_back(smbd_get_le64(&e[SMB2_HDR_MESSAGE_ID]));
     }
-    if (auto st = t_.send_pdu(chain); !st)
+    // one transform for the whole chain (MS-SMB2 3.2.4.1.8)
+    if (auto st = t_.send_pdu(seal(std::move(chain))); !st)
         return st.error();
     return ids;
 }
@@ -183,12 +234,13 @@ Status Connection::cancel(uint64_t message_id, uint64_t session_id)
     std::vector<uint8_t> pdu = build_cancel(h);
     if (async != async_ids_.end())
         smb2_set_async_id(pdu, async->second);
-    if (auto k = keys_.find(session_id);
-        k != keys_.end() && signs(k->second, pdu))
+    if (auto k = keys_.find(session_id); k != keys_.end() &&
+                                         !sealing_.contains(session_id) &&
+                                         signs(k->second, pdu))
         if (auto st = sec::sign_pdu(signing_algorithm(), k->second.key, pdu);
             !st)
             return st;
-    return t_.send_pdu(pdu);
+    return t_.send_pdu(seal(std::move(pdu)));
 }
 
 Status Connection::check_signature(const ReceivedPdu &got,
@@ -198,6 +250,13 @@ Status Connection::check_signature(const ReceivedPdu &got,
     smb2_hdr_decode(got.bytes.data(), got.bytes.size(), &h);
     // the request's session decides, whatever the response claims
     // (MS-SMB2 3.2.5.1.3)
+    if (sealing_.contains(session_id)) {
+        if (got.sealed)
+            return {};
+        return make_error(Errc::protocol, "a response in clear (MessageId " +
+                                              std::to_string(h.message_id) +
+                                              ") in a session that encrypts");
+    }
     auto k = keys_.find(session_id);
     if (k == keys_.end())
         return {};
@@ -224,6 +283,8 @@ Status Connection::receive_one(Clock::time_point until)
     auto got = t_.recv(left(until));
     if (!got)
         return got.error();
+    if (auto st = open(*got); !st)
+        return st;
     auto elements = split_compound(got->bytes);
     if (!elements)
         return elements.error();
@@ -231,7 +292,8 @@ Status Connection::receive_one(Clock::time_point until)
         auto h = parse_smb2_response_header(e);
         if (!h)
             return h.error();
-        ReceivedPdu one{{e.begin(), e.end()}, got->invalidated_rkey};
+        ReceivedPdu one{
+            {e.begin(), e.end()}, got->invalidated_rkey, got->sealed};
         if (h->message_id == kNotificationId) {
             breaks_.push_back(std::move(one));
             continue;
@@ -392,13 +454,10 @@ Result<std::unique_ptr<Session>> Session::setup(Connection &conn,
     s->id_ = h.session_id;
     s->server_guid_ = conn.negotiated().server_guid;
     s->flags_ = smbd_get_le16(&final.bytes[SMB2_HDR_SIZE + 2]);
-    if (s->flags_ & kSessionEncrypt)
-        return make_error(Errc::invalid_argument,
-                          "the server requires encryption, which this "
-                          "client does not do");
-    if (s->flags_ & (kSessionGuest | kSessionNull))
+    if (s->flags_ & (SMB2_SESSION_FLAG_IS_GUEST | SMB2_SESSION_FLAG_IS_NULL))
         return s; // nothing to sign with
-    s->signing_key_ = sec::derive_keys(conn.dialect(), *key, preauth).signing;
+    s->keys_ = sec::derive_keys(conn.dialect(), *key, preauth);
+    s->signing_key_ = s->keys_.signing;
     // 3.1.1 signs the final response, so that the client knows the hash
     // matched (MS-SMB2 3.3.5.5.3)
     bool signed_resp = h.flags & SMB2_FLAGS_SIGNED;
@@ -414,6 +473,9 @@ Result<std::unique_ptr<Session>> Session::setup(Connection &conn,
     s->signing_ = opt.sign || conn.negotiated().security_mode &
                                   SMB2_NEGOTIATE_SIGNING_REQUIRED;
     conn.set_signing_key(s->id_, s->signing_key_, s->signing_);
+    if (s->encrypts())
+        if (auto st = conn.set_encryption(s->id_, s->keys_); !st)
+            return st.error();
     return s;
 }
 
@@ -426,7 +488,7 @@ Status Session::bind(Connection &conn, const Credentials &creds)
     // the binding requests are signed with Session.SigningKey; a guest or
     // anonymous session has none, and its unsigned binding is the
     // server's to refuse (MS-SMB2 3.3.5.5.2)
-    if (!(flags_ & (kSessionGuest | kSessionNull)))
+    if (!(flags_ & (SMB2_SESSION_FLAG_IS_GUEST | SMB2_SESSION_FLAG_IS_NULL)))
         conn.set_signing_key(id_, signing_key_);
     ReceivedPdu final;
     sec::Bytes64 preauth{};
@@ -446,6 +508,9 @@ Status Session::bind(Connection &conn, const Credentials &creds)
                                           st.error().message};
     }
     conn.set_signing_key(id_, channel);
+    // the session's cipher keys on every channel
+    if (encrypts())
+        return conn.set_encryption(id_, keys_);
     return {};
 }
 

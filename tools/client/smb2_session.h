@@ -1,7 +1,8 @@
 // SMB2 sessions as a Windows client runs them, on any PduTransport (TCP or
 // SMB Direct): NEGOTIATE with the 3.1.1 preauth integrity hash,
 // SESSION_SETUP by SPNEGO and NTLMv2 (smb2sec), every request signed and
-// every response's signature verified once the session signs, credits and
+// every response's signature verified once the session signs (or every
+// message encrypted, AES-128-CCM or -GCM, when it must be), credits and
 // MessageIds kept as MS-SMB2 3.2.4.1 asks, responses matched to their
 // requests (interim responses and break notifications kept apart), and a
 // binding SESSION_SETUP that adds another connection to the session: the
@@ -22,6 +23,7 @@
 #include "keys.h"
 #include "signing.h"
 #include "smb2_wire.h"
+#include "transform.h"
 #include "transport.h"
 
 namespace smbd::client {
@@ -58,6 +60,12 @@ class Connection {
     // TREE_CONNECT), and responses are verified when flagged signed.
     void set_signing_key(uint64_t session_id,
                          std::optional<smb2sec::Bytes16> key, bool all = true);
+    // Encrypt every request of session @session_id with @keys and take
+    // none of its responses in clear (MS-SMB2 3.2.4.1.8, 3.2.5.1.1.1);
+    // Errc::invalid_argument when the connection's cipher is none this
+    // client does (keys.h: AES-128 only).
+    Status set_encryption(uint64_t session_id,
+                          const smb2sec::SessionKeys &keys);
 
     // Send one request: its header's CreditCharge is taken as it stands
     // (at least 1), MessageId is the next in the window, Credits asks for
@@ -94,6 +102,11 @@ class Connection {
     // done_, a notification into breaks_.
     Status receive_one(std::chrono::steady_clock::time_point until);
     Status stamp(std::span<uint8_t> pdu);
+    // @pdu (a request, or a compound chain) as it goes out: in a transform
+    // when its session encrypts.
+    std::vector<uint8_t> seal(std::vector<uint8_t> pdu);
+    // A received PDU opened when it came in a transform.
+    Status open(ReceivedPdu &got) const;
     // @got answers a request of @session_id.
     Status check_signature(const ReceivedPdu &got, uint64_t session_id) const;
 
@@ -109,12 +122,25 @@ class Connection {
     };
     // Whether @pdu, a request of @s, is signed.
     bool signs(const Signing &s, std::span<const uint8_t> pdu) const;
-    std::map<uint64_t, Signing> keys_;       // by SessionId
+    std::map<uint64_t, Signing> keys_; // by SessionId
+    struct Sealing {
+        smb2sec::Cipher cipher;
+        smb2sec::Bytes16 encryption;
+        smb2sec::Bytes16 decryption;
+    };
+    std::map<uint64_t, Sealing> sealing_; // by SessionId
+    uint64_t nonce_count_ = 0;            // with a random part, never reused
+    smb2sec::Bytes16 nonce_salt_{};
     std::map<uint64_t, uint64_t> pending_;   // SessionId by MessageId
     std::map<uint64_t, ReceivedPdu> done_;   // by MessageId
     std::map<uint64_t, uint64_t> async_ids_; // by MessageId
     std::deque<ReceivedPdu> breaks_;
 };
+
+// SESSION_SETUP response SessionFlags (MS-SMB2 2.2.6)
+inline constexpr uint16_t SMB2_SESSION_FLAG_IS_GUEST = 0x0001;
+inline constexpr uint16_t SMB2_SESSION_FLAG_IS_NULL = 0x0002;
+inline constexpr uint16_t SMB2_SESSION_FLAG_ENCRYPT_DATA = 0x0004;
 
 struct SessionOptions {
     // Sign every request even when the server does not require it.
@@ -140,6 +166,8 @@ class Session {
 
     uint64_t id() const { return id_; }
     bool signing() const { return signing_; }
+    // every message of it encrypted
+    bool encrypts() const { return flags_ & SMB2_SESSION_FLAG_ENCRYPT_DATA; }
     uint16_t session_flags() const { return flags_; }
 
   private:
@@ -156,6 +184,7 @@ class Session {
     bool signing_ = false;
     uint16_t flags_ = 0;
     smb2sec::Bytes16 signing_key_{}; // Session.SigningKey
+    smb2sec::SessionKeys keys_{};    // the cipher keys, when it encrypts
     std::array<uint8_t, 16> server_guid_{};
 };
 

@@ -20,6 +20,8 @@ struct ReceivedPdu {
     std::vector<uint8_t> bytes;
     // the rkey a send with invalidate carrying it invalidated (IBV_WC_WITH_INV)
     std::optional<uint32_t> invalidated_rkey;
+    // it came encrypted (an SMB2 TRANSFORM), its integrity the cipher's
+    bool sealed = false;
 };
 
 class PduTransport {

@@ -1,5 +1,6 @@
 #include "crypto.h"
 
+#include <nettle/ccm.h>
 #include <nettle/cmac.h>
 #include <nettle/gcm.h>
 #include <nettle/hmac.h>
@@ -86,6 +87,60 @@ Bytes16 aes128_gmac(const Bytes16 &key, const std::array<uint8_t, 12> &nonce,
     Bytes16 out;
     gcm_aes128_digest(&ctx, out.size(), out.data());
     return out;
+}
+
+Bytes16 aes128_gcm_seal(const Bytes16 &key, ByteView nonce, ByteView aad,
+                        std::span<uint8_t> data)
+{
+    gcm_aes128_ctx ctx;
+    gcm_aes128_set_key(&ctx, key.data());
+    gcm_aes128_set_iv(&ctx, nonce.size(), nonce.data());
+    gcm_aes128_update(&ctx, aad.size(), aad.data());
+    gcm_aes128_encrypt(&ctx, data.size(), data.data(), data.data());
+    Bytes16 tag;
+    gcm_aes128_digest(&ctx, tag.size(), tag.data());
+    return tag;
+}
+
+bool aes128_gcm_open(const Bytes16 &key, ByteView nonce, ByteView aad,
+                     std::span<uint8_t> data, const Bytes16 &tag)
+{
+    gcm_aes128_ctx ctx;
+    gcm_aes128_set_key(&ctx, key.data());
+    gcm_aes128_set_iv(&ctx, nonce.size(), nonce.data());
+    gcm_aes128_update(&ctx, aad.size(), aad.data());
+    gcm_aes128_decrypt(&ctx, data.size(), data.data(), data.data());
+    Bytes16 got;
+    gcm_aes128_digest(&ctx, got.size(), got.data());
+    return same(got, tag);
+}
+
+Bytes16 aes128_ccm_seal(const Bytes16 &key, ByteView nonce, ByteView aad,
+                        std::span<uint8_t> data)
+{
+    ccm_aes128_ctx ctx;
+    Bytes16 tag;
+    ccm_aes128_set_key(&ctx, key.data());
+    ccm_aes128_set_nonce(&ctx, nonce.size(), nonce.data(), aad.size(),
+                         data.size(), tag.size());
+    ccm_aes128_update(&ctx, aad.size(), aad.data());
+    ccm_aes128_encrypt(&ctx, data.size(), data.data(), data.data());
+    ccm_aes128_digest(&ctx, tag.size(), tag.data());
+    return tag;
+}
+
+bool aes128_ccm_open(const Bytes16 &key, ByteView nonce, ByteView aad,
+                     std::span<uint8_t> data, const Bytes16 &tag)
+{
+    ccm_aes128_ctx ctx;
+    Bytes16 got;
+    ccm_aes128_set_key(&ctx, key.data());
+    ccm_aes128_set_nonce(&ctx, nonce.size(), nonce.data(), aad.size(),
+                         data.size(), got.size());
+    ccm_aes128_update(&ctx, aad.size(), aad.data());
+    ccm_aes128_decrypt(&ctx, data.size(), data.data(), data.data());
+    ccm_aes128_digest(&ctx, got.size(), got.data());
+    return same(got, tag);
 }
 
 bool same(ByteView a, ByteView b)

@@ -1,6 +1,6 @@
-// The primitives NTLMSSP and SMB2/3 signing need, each a thin call into
-// nettle (as Samba uses GnuTLS, whose crypto is nettle): no hand-written
-// cryptography here.
+// The primitives NTLMSSP, SMB2/3 signing and encryption need, each a thin
+// call into nettle (as Samba uses GnuTLS, whose crypto is nettle): no
+// hand-written cryptography here.
 #ifndef SMBD_SMB2SEC_CRYPTO_H
 #define SMBD_SMB2SEC_CRYPTO_H
 
@@ -30,6 +30,20 @@ Bytes16 aes128_cmac(const Bytes16 &key, std::initializer_list<ByteView> parts);
 // nettle wants every part but the last a multiple of 16 bytes.
 Bytes16 aes128_gmac(const Bytes16 &key, const std::array<uint8_t, 12> &nonce,
                     std::initializer_list<ByteView> parts);
+
+// Authenticated encryption with a 16-byte tag (MS-SMB2 3.1.4.3): @data
+// encrypted in place, @aad authenticated with it; AES-128-GCM takes a
+// 12-byte nonce (SP 800-38D), AES-128-CCM an 11-byte one (RFC 4309).
+// open() decrypts in place and is false, @data garbage, when @tag does
+// not verify.
+Bytes16 aes128_gcm_seal(const Bytes16 &key, ByteView nonce, ByteView aad,
+                        std::span<uint8_t> data);
+bool aes128_gcm_open(const Bytes16 &key, ByteView nonce, ByteView aad,
+                     std::span<uint8_t> data, const Bytes16 &tag);
+Bytes16 aes128_ccm_seal(const Bytes16 &key, ByteView nonce, ByteView aad,
+                        std::span<uint8_t> data);
+bool aes128_ccm_open(const Bytes16 &key, ByteView nonce, ByteView aad,
+                     std::span<uint8_t> data, const Bytes16 &tag);
 
 // Equal length and bytes, in time independent of where they differ.
 bool same(ByteView a, ByteView b);

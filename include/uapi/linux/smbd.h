@@ -418,9 +418,9 @@ struct smbd_sockaddr {
  * request, back to back, with the lengths in @u.new_channel.
  *
  * NEW_CHANNEL's @u.new_channel.max_pdu_size is the largest PDU SEND_PDU
- * takes on the connection: the peer's MaxFragmentedSize, which bounds
- * every response, a compound's as a whole. A kernel before this field
- * leaves it 0: then only out_max_pdu_size bounds it.
+ * takes on the connection: the peer's MaxFragmentedSize (at most
+ * out_max_pdu_size), which bounds every response, a compound's as a
+ * whole. A kernel before this field leaves it 0 and refuses the same.
  */
 struct smbd_event {
 	__u32 type;
