@@ -103,6 +103,8 @@ E2E_CONF_EXTRA="	server smb encrypt = required" E2E_RDMA_IN=0 \
 smb2_no_listener
 # "bind interfaces only" holds for SMB Direct too
 smb2_bind_interfaces_only
+# the scavenger, forked for a durable handle, lets go of it too
+smb2_scavenger_device
 # forked processes let go of the device: smbd can restart
 smb2_fork_device
 # a pool smaller than 8 MiB bounds what smbd offers

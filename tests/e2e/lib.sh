@@ -550,6 +550,37 @@ smb2_read_into_pool() {
 	scenario_result smb2-read-into-pool $ok
 }
 
+# smb2_scavenger_device: a durable handle whose connection ended makes the
+# parent fork its scavenger, which must let go of the parent's device as
+# the other forked processes do, or it keeps its listener until it exits
+smb2_scavenger_device() {
+	E2E_WHY= E2E_DETAIL=
+	ok=1
+	if start_smbd auto; then
+		if ! out=$(smb2 durable-disconnect); then
+			fail "$(printf '%s\n' "$out" | tail -n 1)"
+		else
+			i=0
+			until s=$(pgrep -x smbd-scavenger); do
+				i=$((i + 1))
+				[ $i -lt 100 ] || break
+				sleep 0.1
+			done
+			held=$(device_holders)
+			if [ -z "$s" ]; then
+				fail "no scavenger started"
+			elif printf ' %s ' "$held" | grep -q " $s "; then
+				fail "the scavenger ($s) holds /dev/smbd: holders $held"
+			else
+				ok=0
+				E2E_DETAIL="the scavenger ($s) runs without the device"
+			fi
+		fi
+	fi
+	stop_smbd
+	scenario_result smb2-scavenger-device $ok
+}
+
 # smb2_no_listener: another process (the responder) holds the device's
 # listener, so smbd's SMB Direct setup fails and it serves TCP alone: no
 # interface may then be marked RDMA capable

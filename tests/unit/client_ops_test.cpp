@@ -537,6 +537,43 @@ TEST(ClientCreateResponse, LeaseV2StateRoundTrips)
     EXPECT_EQ(*r->lease_state, 3u);
 }
 
+TEST(ClientDurableContext, V2FieldByField)
+{
+    auto c = durable_context_v2(kFileId, 60000);
+    ASSERT_EQ(c.size(), 56u);
+    EXPECT_EQ(le32_at(c, 0), 0u);                          // Next
+    EXPECT_EQ(le16_at(c, 4), 16);                          // NameOffset
+    EXPECT_EQ(le16_at(c, 6), 4);                           // NameLength
+    EXPECT_EQ(le16_at(c, 10), 24);                         // DataOffset
+    EXPECT_EQ(le32_at(c, 12), 32u);                        // DataLength
+    EXPECT_EQ(0, std::memcmp(&c[16], "DH2Q", 4));          // Name
+    EXPECT_EQ(le32_at(c, 24), 60000u);                     // Timeout
+    EXPECT_EQ(le32_at(c, 28), 0u);                         // Flags
+    EXPECT_EQ(le64_at(c, 32), 0u);                         // Reserved
+    EXPECT_EQ(0, std::memcmp(&c[40], kFileId.data(), 16)); // CreateGuid
+}
+
+// A "DH2Q" response context (2.2.14.2.12) of @data_len bytes.
+std::vector<uint8_t> DurableResponseContext(uint32_t data_len)
+{
+    Bytes w;
+    w.le32(0).le16(16).le16(4).le16(0).le16(24).le32(data_len);
+    w.u8('D').u8('H').u8('2').u8('Q').zeros(4);
+    w.le32(60000).le32(0); // Timeout, Flags
+    return w.b;
+}
+
+TEST(ClientCreateResponse, DurableV2Timeout)
+{
+    auto r = parse_create_response(CreateResponseBytes(chain_create_contexts(
+        {lease_context_v2(kLeaseKey, 7), DurableResponseContext(8)})));
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->lease_state, 7u);
+    EXPECT_EQ(r->durable_timeout, 60000u);
+    r = parse_create_response(CreateResponseBytes(DurableResponseContext(4)));
+    ExpectError(r, Errc::protocol, "DH2Q) with DataLength 4");
+}
+
 TEST(ClientCreateResponse, LeaseV1State)
 {
     Bytes w;

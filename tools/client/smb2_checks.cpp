@@ -1067,6 +1067,46 @@ Status check_break_retry(Run &run)
     return close_all(run, *o, *tcp->conn);
 }
 
+// A durable handle (a lease and DH2Q) left behind by an SMB Direct
+// connection that ends without a word: smbd keeps the open for the client
+// to reclaim, and the parent forks its scavenger to wait out the timeout
+// (make e2e's smb2-scavenger-device looks at what that process holds).
+Status check_durable_disconnect(Run &run)
+{
+    auto ch = run.open(Carrier::rdma);
+    if (!ch)
+        return ch.error();
+    auto o = open_tree(run, *ch->conn);
+    if (!o)
+        return o.error();
+    std::array<uint8_t, 16> key{}, create_guid{};
+    while (getrandom(key.data(), key.size(), 0) != ssize_t(key.size()) ||
+           getrandom(create_guid.data(), create_guid.size(), 0) !=
+               ssize_t(create_guid.size()))
+        ;
+    CreateRequest cr = run.create_request();
+    // a handle to keep: no delete on close
+    cr.options = FILE_NON_DIRECTORY_FILE;
+    cr.oplock_level = SMB2_OPLOCK_LEVEL_LEASE;
+    cr.contexts = chain_create_contexts(
+        {lease_context_v2(key, SMB2_LEASE_READ_CACHING |
+                                   SMB2_LEASE_WRITE_CACHING |
+                                   SMB2_LEASE_HANDLE_CACHING),
+         durable_context_v2(create_guid, 60000)});
+    auto c = o->tree->create(cr);
+    if (!c)
+        return c.error();
+    if (!c->durable_timeout)
+        return make_error(Errc::mismatch,
+                          "the server granted no durable handle");
+    run.step("CREATE over SMB Direct with a lease and a durable handle, "
+             "kept for " +
+             std::to_string(*c->durable_timeout) + " ms");
+    ch->rdma->close();
+    run.step("the SMB Direct connection closed without CLOSE or LOGOFF");
+    return {};
+}
+
 // A request that waits (CHANGE_NOTIFY on the share's root): its interim
 // response, then a signed CANCEL by its AsyncId (the AES-GMAC nonce marks
 // it), then its final response, STATUS_CANCELLED.
@@ -1519,6 +1559,10 @@ const std::vector<Smb2Check> &smb2_checks()
          "a lease break the SMB Direct channel cannot carry comes again "
          "over the session's TCP channel",
          check_break_retry},
+        {"durable-disconnect",
+         "a durable handle left open by an SMB Direct connection that "
+         "ends without a word",
+         check_durable_disconnect},
         {"rdma-after-tcp",
          "a new SMB Direct session of a ClientGuid a TCP session holds",
          check_rdma_after_tcp},

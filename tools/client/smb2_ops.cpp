@@ -69,6 +69,13 @@ constexpr size_t CONTEXT_DATA_LENGTH = 12;
 constexpr size_t LEASE_KEY = 0;
 constexpr size_t LEASE_STATE = 16;
 constexpr char LEASE_CONTEXT_NAME[4] = {'R', 'q', 'L', 's'};
+// The durable handle v2 contexts (2.2.13.2.11, 2.2.14.2.12): Timeout,
+// Flags, Reserved (request only), CreateGuid (request only).
+constexpr char DURABLE_V2_CONTEXT_NAME[4] = {'D', 'H', '2', 'Q'};
+constexpr size_t DURABLE_V2_REQ_DATA_SIZE = 32;
+constexpr size_t DURABLE_V2_RESP_DATA_SIZE = 8;
+constexpr size_t DURABLE_V2_TIMEOUT = 0;
+constexpr size_t DURABLE_V2_REQ_CREATE_GUID = 16;
 
 // Where the Buffer field of a CREATE request starts: NameOffset 0x78.
 constexpr uint16_t CREATE_REQ_BUFFER = SMB2_HDR_SIZE + CREATE_REQ_FIXED;
@@ -266,6 +273,16 @@ Status parse_create_contexts(std::span<const uint8_t> chain, CreateResponse &r)
                                       num(data_len) + ", not 32 or 52");
             r.lease_state = smbd_get_le32(c + data_off + LEASE_STATE);
         }
+        if (name_len == sizeof(DURABLE_V2_CONTEXT_NAME) &&
+            std::memcmp(c + name_off, DURABLE_V2_CONTEXT_NAME, name_len) == 0) {
+            if (data_len != DURABLE_V2_RESP_DATA_SIZE)
+                return protocol_error(ctx +
+                                      ": a durable handle (DH2Q) with "
+                                      "DataLength " +
+                                      num(data_len) + ", not 8");
+            r.durable_timeout =
+                smbd_get_le32(c + data_off + DURABLE_V2_TIMEOUT);
+        }
         if (next == 0)
             return {};
         pos += next;
@@ -393,21 +410,49 @@ Result<std::vector<uint8_t>> build_create(const CreateRequest &r)
     return b;
 }
 
+namespace {
+
+// A create context with a 4-byte @name and @data_size bytes of data, all
+// zero: the header, the name, 4 bytes to align the data, the data. The
+// data starts at the returned offset.
+std::vector<uint8_t> create_context(const char (&name)[4], size_t data_size,
+                                    size_t &data_at)
+{
+    constexpr size_t name_at = CREATE_CONTEXT_HDR_SIZE;
+    data_at = align8(name_at + sizeof(name));
+    std::vector<uint8_t> c(data_at + data_size, 0);
+    smbd_put_le16(&c[CONTEXT_NAME_OFFSET], name_at);
+    smbd_put_le16(&c[CONTEXT_NAME_LENGTH], sizeof(name));
+    smbd_put_le16(&c[CONTEXT_DATA_OFFSET], uint16_t(data_at));
+    smbd_put_le32(&c[CONTEXT_DATA_LENGTH], uint32_t(data_size));
+    std::memcpy(&c[name_at], name, sizeof(name));
+    return c;
+}
+
+} // namespace
+
 std::vector<uint8_t> lease_context_v2(const std::array<uint8_t, 16> &key,
                                       uint32_t state)
 {
-    // header, the name, 4 bytes to align the data, the data
-    constexpr size_t name_at = CREATE_CONTEXT_HDR_SIZE;
-    constexpr size_t data_at = align8(name_at + sizeof(LEASE_CONTEXT_NAME));
-    std::vector<uint8_t> c(data_at + LEASE_V2_DATA_SIZE, 0);
-    smbd_put_le16(&c[CONTEXT_NAME_OFFSET], name_at);
-    smbd_put_le16(&c[CONTEXT_NAME_LENGTH], sizeof(LEASE_CONTEXT_NAME));
-    smbd_put_le16(&c[CONTEXT_DATA_OFFSET], data_at);
-    smbd_put_le32(&c[CONTEXT_DATA_LENGTH], LEASE_V2_DATA_SIZE);
-    std::memcpy(&c[name_at], LEASE_CONTEXT_NAME, sizeof(LEASE_CONTEXT_NAME));
+    size_t data_at = 0;
+    auto c = create_context(LEASE_CONTEXT_NAME, LEASE_V2_DATA_SIZE, data_at);
     // LeaseFlags, LeaseDuration, ParentLeaseKey, Epoch, Reserved 0
     std::copy(key.begin(), key.end(), &c[data_at + LEASE_KEY]);
     smbd_put_le32(&c[data_at + LEASE_STATE], state);
+    return c;
+}
+
+std::vector<uint8_t>
+durable_context_v2(const std::array<uint8_t, 16> &create_guid,
+                   uint32_t timeout_ms)
+{
+    size_t data_at = 0;
+    auto c = create_context(DURABLE_V2_CONTEXT_NAME, DURABLE_V2_REQ_DATA_SIZE,
+                            data_at);
+    // Flags 0: not persistent
+    smbd_put_le32(&c[data_at + DURABLE_V2_TIMEOUT], timeout_ms);
+    std::copy(create_guid.begin(), create_guid.end(),
+              &c[data_at + DURABLE_V2_REQ_CREATE_GUID]);
     return c;
 }
 

@@ -156,6 +156,12 @@ Result<std::vector<uint8_t>> build_create(const CreateRequest &r);
 // Ask with oplock_level SMB2_OPLOCK_LEVEL_LEASE.
 std::vector<uint8_t> lease_context_v2(const std::array<uint8_t, 16> &key,
                                       uint32_t state);
+// One SMB2_CREATE_DURABLE_HANDLE_REQUEST_V2 context (2.2.13.2.11), "DH2Q"
+// with 32 bytes of data: Timeout @timeout_ms (0: the server's), not
+// persistent, @create_guid. It needs a lease or a batch oplock beside it.
+std::vector<uint8_t>
+durable_context_v2(const std::array<uint8_t, 16> &create_guid,
+                   uint32_t timeout_ms);
 // Contexts into one chain: each but the last padded to 8 bytes, with Next
 // set to its padded length (2.2.13.2).
 std::vector<uint8_t>
@@ -169,6 +175,8 @@ struct CreateResponse {
     std::array<uint8_t, 16> file_id{};
     // LeaseState of the "RqLs" response context (V1 or V2), if any
     std::optional<uint32_t> lease_state;
+    // Timeout of the "DH2Q" response context: the handle is durable
+    std::optional<uint32_t> durable_timeout;
 };
 
 // CREATE response (2.2.14); each create context's Next, NameOffset/Length
