@@ -509,7 +509,7 @@ smb2_read_into_pool() {
 	E2E_WHY= E2E_DETAIL=
 	ok=1
 	size=1048576
-	trace=/tmp/e2e-read-into-pool.trace
+	trace=$E2E_DIR/read-into-pool.trace
 	tracer=
 	if start_smbd auto; then
 		strace -f -qq -e trace=openat,close,mmap,pread64 \

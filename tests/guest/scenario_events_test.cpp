@@ -326,6 +326,24 @@ TEST_F(BoundEvents, SendPduChecksThePeersLimitTheBytesAndReportsPartialBatches)
     EXPECT_EQ(verdict(client_), "");
 }
 
+// A peer that claims to reassemble more than SEND_PDU ever takes: the
+// bound NEW_CHANNEL reports is the device's.
+TEST_F(BoundEvents, NewChannelBoundsThePeersLimitByTheDevices)
+{
+    PeerOptions opt;
+    opt.connect.max_fragmented_size = UINT32_MAX;
+    ASSERT_NO_FATAL_FAILURE(start(
+        [](Client &c) -> std::string {
+            c.close();
+            return "";
+        },
+        opt));
+    smbd_info info;
+    ASSERT_EQ(master_.info(info), 0);
+    EXPECT_EQ(max_pdu_, info.out_max_pdu_size);
+    EXPECT_EQ(verdict(client_), "");
+}
+
 TEST_F(BoundEvents, TooSmallDataAreaIsEmsgsizeWithTheSizeNeeded)
 {
     ASSERT_NO_FATAL_FAILURE(

@@ -1,7 +1,6 @@
 #include "smb2_checks.h"
 
 #include <arpa/inet.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,9 +44,7 @@ class Smb2Run {
     {
         neg_ = opt.smb2;
         // one ClientGuid for every channel of the run
-        while (getrandom(neg_.client_guid.data(), neg_.client_guid.size(), 0) !=
-               ssize_t(neg_.client_guid.size()))
-            ;
+        random_bytes(neg_.client_guid);
         // a file of its own: a check may leave one a server keeps busy
         file_ = "smb2-" + std::string(check) + "-" + std::to_string(getpid());
         seed_ = uint64_t(getpid());
@@ -969,18 +966,14 @@ Status check_break_retry(Run &run)
     if (!o)
         return o.error();
     std::array<uint8_t, 16> key{};
-    while (getrandom(key.data(), key.size(), 0) != ssize_t(key.size()))
-        ;
-    constexpr uint32_t kRWH = SMB2_LEASE_READ_CACHING |
-                              SMB2_LEASE_WRITE_CACHING |
-                              SMB2_LEASE_HANDLE_CACHING;
+    random_bytes(key);
     CreateRequest cr = run.create_request();
     cr.oplock_level = SMB2_OPLOCK_LEVEL_LEASE;
-    cr.contexts = lease_context_v2(key, kRWH);
+    cr.contexts = lease_context_v2(key, SMB2_LEASE_RWH);
     auto leased = o->tree->create(cr);
     if (!leased)
         return leased.error();
-    if (leased->lease_state != kRWH)
+    if (leased->lease_state != SMB2_LEASE_RWH)
         return make_error(Errc::mismatch,
                           "the server granted lease state " +
                               std::to_string(leased->lease_state.value_or(0)) +
@@ -1031,7 +1024,7 @@ Status check_break_retry(Run &run)
     auto lb = parse_lease_break(note->bytes);
     if (!lb)
         return lb.error();
-    if (lb->key != key || lb->current_state != kRWH ||
+    if (lb->key != key || lb->current_state != SMB2_LEASE_RWH ||
         (lb->new_state & SMB2_LEASE_WRITE_CACHING) ||
         !(lb->flags & SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED))
         return make_error(Errc::mismatch,
@@ -1080,19 +1073,15 @@ Status check_durable_disconnect(Run &run)
     if (!o)
         return o.error();
     std::array<uint8_t, 16> key{}, create_guid{};
-    while (getrandom(key.data(), key.size(), 0) != ssize_t(key.size()) ||
-           getrandom(create_guid.data(), create_guid.size(), 0) !=
-               ssize_t(create_guid.size()))
-        ;
+    random_bytes(key);
+    random_bytes(create_guid);
     CreateRequest cr = run.create_request();
     // a handle to keep: no delete on close
     cr.options = FILE_NON_DIRECTORY_FILE;
     cr.oplock_level = SMB2_OPLOCK_LEVEL_LEASE;
-    cr.contexts = chain_create_contexts(
-        {lease_context_v2(key, SMB2_LEASE_READ_CACHING |
-                                   SMB2_LEASE_WRITE_CACHING |
-                                   SMB2_LEASE_HANDLE_CACHING),
-         durable_context_v2(create_guid, 60000)});
+    cr.contexts =
+        chain_create_contexts({lease_context_v2(key, SMB2_LEASE_RWH),
+                               durable_context_v2(create_guid, 60000)});
     auto c = o->tree->create(cr);
     if (!c)
         return c.error();

@@ -75,6 +75,9 @@ inline constexpr uint8_t SMB2_OPLOCK_LEVEL_LEASE = 0xFF;
 inline constexpr uint32_t SMB2_LEASE_READ_CACHING = 0x01;
 inline constexpr uint32_t SMB2_LEASE_HANDLE_CACHING = 0x02;
 inline constexpr uint32_t SMB2_LEASE_WRITE_CACHING = 0x04;
+inline constexpr uint32_t SMB2_LEASE_RWH = SMB2_LEASE_READ_CACHING |
+                                           SMB2_LEASE_HANDLE_CACHING |
+                                           SMB2_LEASE_WRITE_CACHING;
 
 // Fixed parts of the bodies (StructureSize minus an odd Buffer byte).
 inline constexpr size_t TREE_CONNECT_REQ_FIXED = 8;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <sys/random.h>
 
 #include "smb2_ops.h"
 #include "spnego.h"
@@ -29,16 +28,6 @@ std::chrono::milliseconds left(Clock::time_point until)
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
         until - Clock::now());
     return std::max(ms, std::chrono::milliseconds(0));
-}
-
-template <size_t N> void random_bytes(std::array<uint8_t, N> &out)
-{
-    size_t done = 0;
-    while (done < N) {
-        ssize_t n = getrandom(out.data() + done, N - done, 0);
-        if (n > 0)
-            done += size_t(n);
-    }
 }
 
 // Now as a FILETIME: 100 ns units since 1601.

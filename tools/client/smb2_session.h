@@ -10,6 +10,9 @@
 #ifndef SMBD_CLIENT_SMB2_SESSION_H
 #define SMBD_CLIENT_SMB2_SESSION_H
 
+#include <sys/random.h>
+
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -27,6 +30,18 @@
 #include "transport.h"
 
 namespace smbd::client {
+
+// @out filled from the kernel's random pool (ClientGuids, lease keys,
+// nonces, NTLM challenges).
+template <size_t N> void random_bytes(std::array<uint8_t, N> &out)
+{
+    size_t done = 0;
+    while (done < N) {
+        ssize_t n = getrandom(out.data() + done, N - done, 0);
+        if (n > 0)
+            done += size_t(n);
+    }
+}
 
 struct Credentials {
     std::string user;
