@@ -17,11 +17,13 @@ cache_root=$(cache_root)
 # what the trimmed configure needs (reference: bison, flex, gnutls, krb5
 # for --with-system-mitkrb5, yapp for pidl; system talloc, tevent, tdb and
 # popt and cmocka instead of the bundled copies; acl support for a real
-# file server)
+# file server; liburing for the io_uring VFS module, which Debian builds
+# and ships and which must work with the pool too)
 PKGS="dpkg-dev build-essential python3 pkg-config bison flex perl
 libparse-yapp-perl libjson-perl libgnutls28-dev zlib1g-dev libicu-dev
 libreadline-dev libtasn1-6-dev libtasn1-bin libkrb5-dev libacl1-dev
-libtalloc-dev libtevent-dev libtdb-dev libpopt-dev libbsd-dev libcmocka-dev"
+libtalloc-dev libtevent-dev libtdb-dev libpopt-dev libbsd-dev libcmocka-dev
+liburing-dev"
 has_src() {
 	grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list \
 		/etc/apt/sources.list.d/
@@ -72,7 +74,7 @@ FLAGS="--without-ad-dc --with-system-mitkrb5 --without-ads --without-ldap
 --without-smb1-server --without-lttng --without-gettext --without-libunwind
 --without-profiling-data --without-cluster-support
 --bundled-libraries=NONE,ldb
---with-shared-modules=!vfs_snapper,!vfs_btrfs,!vfs_virusfilter,!vfs_io_uring"
+--with-shared-modules=!vfs_snapper,!vfs_btrfs,!vfs_virusfilter"
 # One build tree per source version and flags, kept between runs: the
 # series is applied afresh to its pristine state (a git commit), so a
 # changed patch rebuilds only the files whose contents changed.

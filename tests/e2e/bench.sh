@@ -7,8 +7,9 @@
 # from as many smbd processes). Each case runs for a few seconds; the guest's
 # CPU time over it (client and server alike, /proc/stat) per GiB moved is
 # steadier under emulation than the throughput; last, a perf profile of
-# 4 KiB reads for each server. MB = 10^6 bytes/s.
-#   BENCH-DETAIL <server>-<case> <MB/s> iops=<n> cpu-per-gib=<s>
+# 4 KiB reads for each server. The share is on ext4 (on a RAM disk), as on
+# a real server. MB = 10^6 bytes/s.
+#   BENCH-DETAIL <server>-<case> <MB/s> iops=<n> cpu-per-gib=<s> answers-per-request=<PDUs sent per PDU received>
 #   BENCH samba-vs-ksmbd-<case> <Samba MB/s> ratio=<Samba/ksmbd> cpu-per-gib=<Samba's s> cpu-ratio=<Samba/ksmbd>
 #   BENCH-PROFILE <server>-read-4k-qd<depth>-c1 <share of samples> <process> <binary>
 # with <case> = <read|write>-<size>-qd<depth>-c<clients>. A case a server
@@ -26,7 +27,8 @@ RUNTIME=5	# seconds a case
 FILE_MB=32	# per mount
 MOUNTS=$(echo "$CLIENTS" | tr ' ' '\n' | sort -n | tail -n 1)
 
-e2e_setup || { echo "BENCH setup failed: $E2E_WHY"; exit 1; }
+e2e_setup && ext4_share $((MOUNTS * FILE_MB * 2)) ||
+	{ echo "BENCH setup failed: $E2E_WHY"; ext4_share_off; exit 1; }
 
 # the guest's busy CPU time so far, in clock ticks
 busy_ticks() {
@@ -49,22 +51,26 @@ fio_jobs() {
 }
 
 # fio_case <rw> <size> <depth> <clients> [once]: "<case> <MB/s> <iops>
-# <cpu-per-gib>"
+# <cpu-per-gib> <answers>", answers the PDUs the driver sent per PDU it
+# received (1.00: one response a request, no interim ones; none: the
+# server does not use the driver)
 fio_case() {
 	fio_jobs "$@" >"$E2E_DIR/bench.fio"
-	t0=$(busy_ticks)
+	t0=$(busy_ticks) in0=$(counter pdus_received) out0=$(counter pdus_sent)
 	out=$(fio --output-format=terse --terse-version=3 "$E2E_DIR/bench.fio") ||
 		return 1
-	t1=$(busy_ticks)
+	t1=$(busy_ticks) in1=$(counter pdus_received) out1=$(counter pdus_sent)
 	# terse v3: read KiB, KiB/s, IOPS in fields 6-8, write's in 47-49
 	echo "$out" | awk -F';' -v c="$1-$2-qd$3-c$4" -v w="$1" \
-		-v cpu="$(( t1 - t0 ))" -v hz="$(getconf CLK_TCK)" '
+		-v cpu="$(( t1 - t0 ))" -v hz="$(getconf CLK_TCK)" \
+		-v rcvd="$(( in1 - in0 ))" -v sent="$(( out1 - out0 ))" '
 	{
 		f = w == "read" ? 6 : 47
 		kib = $f; bw = $(f + 1); iops = $(f + 2)
 		if (kib <= 0)
 			exit 1
-		printf "%s %.1f %d %.2f\n", c, bw * 1024 / 1e6, iops, cpu / hz / (kib / 1048576)
+		answers = rcvd > 0 ? sprintf("%.2f", sent / rcvd) : "none"
+		printf "%s %.1f %d %.2f %s\n", c, bw * 1024 / 1e6, iops, cpu / hz / (kib / 1048576), answers
 	}'
 }
 
@@ -135,6 +141,7 @@ run() {
 run samba
 run ksmbd
 e2e_teardown
+ext4_share_off
 
 # value <server> <case>: its BENCH-DETAIL line, or BENCH-UNMEASURED; sets
 # v (MB/s) and cpu (s per GiB), empty when unmeasured
@@ -144,7 +151,7 @@ value() {
 	if [ -n "$3" ]; then
 		set -- $3 "$1"
 		v=$2 cpu=$4
-		echo "BENCH-DETAIL $5-$1 $2 iops=$3 cpu-per-gib=$4"
+		echo "BENCH-DETAIL $6-$1 $2 iops=$3 cpu-per-gib=$4 answers-per-request=$5"
 	else
 		unmeasured "$1-$2" "$(sed -n "s/^BENCH-UNMEASURED \($1\|$2\) //p" "$E2E_DIR/bench.$1" | head -n 1)"
 	fi

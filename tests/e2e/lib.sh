@@ -253,12 +253,17 @@ run_scenario() {
 	name=$1 workload=$2 opts=$3 want_channels=$4 mode=$5
 	E2E_WHY= E2E_OWNERS=
 	[ -z "${E2E_IB_ON_IWARP:-}" ] || echo "$E2E_IB_ON_IWARP" >"$IB_ON_IWARP"
-	scenario "$workload" "$opts" "$want_channels" "$mode"
-	ok=$?
+	if [ -z "${E2E_EXT4:-}" ] || ext4_share 128; then
+		scenario "$workload" "$opts" "$want_channels" "$mode"
+		ok=$?
+	else
+		ok=1
+	fi
 	[ -z "${E2E_IB_ON_IWARP:-}" ] || echo Y >"$IB_ON_IWARP"
 	mountpoint -q "$E2E_MNT" && umount "$E2E_MNT"
 	stop_server
 	rm -rf "${E2E_DIR:?}/share/"*
+	[ -z "${E2E_EXT4:-}" ] || ext4_share_off || ok=1
 	scenario_result "$name" $ok
 }
 
@@ -501,6 +506,35 @@ pool_reads() {
 	END { print pool + 0, other + 0 }' "$1"
 }
 
+# trace_smbd <trace> <strace options...>: strace -f of the smbd master and
+# what it starts, into <trace>, once attached; sets tracer (its pid)
+trace_smbd() {
+	t=$1
+	shift
+	strace -f -qq -e signal=none "$@" -o "$t" -p "$SMBD_PID" 2>/dev/null &
+	tracer=$!
+	i=0
+	until grep -Eq "^TracerPid:[[:space:]]+$tracer\$" "/proc/$SMBD_PID/status"; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "strace did not attach to smbd" || return 1
+		sleep 0.1
+	done
+}
+
+# untrace: strace stopped, its output complete
+untrace() {
+	[ -z "$tracer" ] || { kill "$tracer"; wait "$tracer" 2>/dev/null; }
+	tracer=
+}
+
+# traced_session <size>: our client's signed session, RDMA READs and
+# WRITEs of <size> bytes among its I/O, then the trace complete
+traced_session() {
+	out=$(smb2 --size "$1" session) ||
+		fail "$(printf '%s\n' "$out" | tail -n 1)" || return 1
+	untrace
+}
+
 # smb2_read_into_pool: an RDMA READ reads the file straight into the pool
 # memory its RDMA WRITE sends from, with no copy through a buffer of
 # smbd's own: every pread64 of the transfer's size (strace on smbd and
@@ -511,43 +545,79 @@ smb2_read_into_pool() {
 	size=1048576
 	trace=$E2E_DIR/read-into-pool.trace
 	tracer=
-	if start_smbd auto; then
-		strace -f -qq -e trace=openat,close,mmap,pread64 \
-			-e raw=mmap,pread64 \
-			-e signal=none -o "$trace" -p "$SMBD_PID" 2>/dev/null &
-		tracer=$!
-		i=0
-		until grep -Eq "^TracerPid:[[:space:]]+$tracer\$" \
-			"/proc/$SMBD_PID/status"; do
-			i=$((i + 1))
-			[ $i -lt 100 ] || break
-			sleep 0.1
-		done
-		if [ $i -ge 100 ]; then
-			fail "strace did not attach to smbd"
-		elif ! out=$(smb2 --size $size session); then
-			fail "$(printf '%s\n' "$out" | tail -n 1)"
+	if start_smbd auto &&
+		trace_smbd "$trace" -e trace=openat,close,mmap,pread64 \
+			-e raw=mmap,pread64 && traced_session $size; then
+		# shellcheck disable=SC2046 # two numbers
+		set -- $(pool_reads "$trace" $size)
+		if [ "$1" = 0 ] || [ "$2" != 0 ]; then
+			fail "of the reads of $size bytes, $1 into the pool and $2 into other memory"
 		else
-			kill "$tracer"
-			wait "$tracer" 2>/dev/null
-			tracer=
-			# shellcheck disable=SC2046 # two numbers
-			set -- $(pool_reads "$trace" $size)
-			if [ "$1" = 0 ] || [ "$2" != 0 ]; then
-				fail "of the reads of $size bytes, $1 into the pool and $2 into other memory"
-			else
-				ok=0
-				E2E_DETAIL="$1 reads of $size bytes, each into the pool"
-			fi
+			ok=0
+			E2E_DETAIL="$1 reads of $size bytes, each into the pool"
 		fi
 	fi
-	if [ -n "$tracer" ]; then
-		kill "$tracer"
-		wait "$tracer" 2>/dev/null
-	fi
+	untrace
 	rm -f "$trace"
 	stop_smbd
 	scenario_result smb2-read-into-pool $ok
+}
+
+# ext4_share <MiB>: the share on ext4 (4 KiB blocks, as mkfs makes for a
+# real disk) on a RAM disk of that size, empty, the file system of a real
+# server: unlike tmpfs under overlayfs it reads what the page cache holds
+# without waiting (RWF_NOWAIT); ext4_share_off undoes it, and fails when
+# the share stays mounted
+ext4_share() {
+	ext4_share_off &&
+		modprobe brd rd_nr=1 rd_size=$(($1 * 1024)) &&
+		mkfs.ext4 -q -F -b 4096 /dev/ram0 &&
+		mount /dev/ram0 "$E2E_DIR/share" &&
+		rmdir "$E2E_DIR/share/lost+found" &&
+		chown "$E2E_USER" "$E2E_DIR/share" ||
+		fail "no ext4 file system on a RAM disk for the share"
+}
+
+ext4_share_off() {
+	if mountpoint -q "$E2E_DIR/share" && ! umount "$E2E_DIR/share"; then
+		umount -l "$E2E_DIR/share"
+		fail "the share's ext4 was still in use"
+		return 1
+	fi
+	! grep -q '^brd ' /proc/modules || modprobe -r brd ||
+		fail "the RAM disk could not be unloaded"
+}
+
+# smb2_read_cached: on a file system that reads without waiting (ext4;
+# the e2e share's tmpfs under overlayfs cannot), a READ of at most 64 KiB
+# whose data the page cache holds is read by smbd's event loop, not handed
+# to its thread pool: every read of the transfer's size is a preadv2 with
+# RWF_NOWAIT that returned all of it, none a pread64 (the pool's). The
+# memory it reads into is the one smb2-read-into-pool proves, which the
+# READ hands to whichever read runs.
+smb2_read_cached() {
+	E2E_WHY= E2E_DETAIL=
+	ok=1
+	size=65536
+	trace=$E2E_DIR/read-cached.trace
+	tracer=
+	if ext4_share 64 && start_smbd auto &&
+		trace_smbd "$trace" -e trace=preadv2,pread64 &&
+		traced_session $size; then
+		nowait=$(grep -cE "iov_len=$size}\], 1, [0-9]+, RWF_NOWAIT\) = $size\$" "$trace")
+		pool=$(grep -cE "(pread64\(|<\.\.\. pread64 resumed>).*, $size, [0-9]+\) = $size\$" "$trace")
+		if [ "$nowait" = 0 ] || [ "$pool" != 0 ]; then
+			fail "of the reads of $size bytes, $nowait read at once and $pool by the thread pool"
+		else
+			ok=0
+			E2E_DETAIL="$nowait reads of $size bytes, each at once"
+		fi
+	fi
+	untrace
+	rm -f "$trace"
+	stop_smbd
+	ext4_share_off || ok=1
+	scenario_result smb2-read-cached $ok
 }
 
 # smb2_scavenger_device: a durable handle whose connection ended makes the
