@@ -535,32 +535,43 @@ traced_session() {
 	untrace
 }
 
+# traced_reads <size> <judge> <strace options...>: traced_session of
+# <size> against an smbd under strace with those options, then
+# <judge> <trace> <size>, which sets E2E_DETAIL or fails; smbd stopped
+traced_reads() {
+	trace=$E2E_DIR/reads.trace
+	tracer=
+	ok=1
+	size=$1 judge=$2
+	shift 2
+	start_smbd auto && trace_smbd "$trace" "$@" &&
+		traced_session "$size" && "$judge" "$trace" "$size" && ok=0
+	untrace
+	rm -f "$trace"
+	stop_smbd
+	return $ok
+}
+
+# reads_into_pool <trace> <size>: every pread64 of <size> bytes wrote into
+# a /dev/smbd mapping
+reads_into_pool() {
+	# shellcheck disable=SC2046 # two numbers
+	set -- $(pool_reads "$1" "$2") "$2"
+	[ "$1" != 0 ] && [ "$2" = 0 ] ||
+		fail "of the reads of $3 bytes, $1 into the pool and $2 into other memory" ||
+		return 1
+	E2E_DETAIL="$1 reads of $3 bytes, each into the pool"
+}
+
 # smb2_read_into_pool: an RDMA READ reads the file straight into the pool
 # memory its RDMA WRITE sends from, with no copy through a buffer of
 # smbd's own: every pread64 of the transfer's size (strace on smbd and
 # the processes and threads it starts) writes into a /dev/smbd mapping
 smb2_read_into_pool() {
 	E2E_WHY= E2E_DETAIL=
-	ok=1
-	size=1048576
-	trace=$E2E_DIR/read-into-pool.trace
-	tracer=
-	if start_smbd auto &&
-		trace_smbd "$trace" -e trace=openat,close,mmap,pread64 \
-			-e raw=mmap,pread64 && traced_session $size; then
-		# shellcheck disable=SC2046 # two numbers
-		set -- $(pool_reads "$trace" $size)
-		if [ "$1" = 0 ] || [ "$2" != 0 ]; then
-			fail "of the reads of $size bytes, $1 into the pool and $2 into other memory"
-		else
-			ok=0
-			E2E_DETAIL="$1 reads of $size bytes, each into the pool"
-		fi
-	fi
-	untrace
-	rm -f "$trace"
-	stop_smbd
-	scenario_result smb2-read-into-pool $ok
+	traced_reads 1048576 reads_into_pool \
+		-e trace=openat,close,mmap,pread64 -e raw=mmap,pread64
+	scenario_result smb2-read-into-pool $?
 }
 
 # ext4_share <MiB>: the share on ext4 (4 KiB blocks, as mkfs makes for a
@@ -588,6 +599,17 @@ ext4_share_off() {
 		fail "the RAM disk could not be unloaded"
 }
 
+# reads_at_once <trace> <size>: every read of <size> bytes was a preadv2
+# with RWF_NOWAIT that returned all of it, none a pread64
+reads_at_once() {
+	nowait=$(grep -cE "iov_len=$2}\], 1, [0-9]+, RWF_NOWAIT\) = $2\$" "$1")
+	pool=$(grep -cE "(pread64\(|<\.\.\. pread64 resumed>).*, $2, [0-9]+\) = $2\$" "$1")
+	[ "$nowait" != 0 ] && [ "$pool" = 0 ] ||
+		fail "of the reads of $2 bytes, $nowait read at once and $pool by the thread pool" ||
+		return 1
+	E2E_DETAIL="$nowait reads of $2 bytes, each at once"
+}
+
 # smb2_read_cached: on a file system that reads without waiting (ext4;
 # the e2e share's tmpfs under overlayfs cannot), a READ of at most 64 KiB
 # whose data the page cache holds is read by smbd's event loop, not handed
@@ -598,24 +620,10 @@ ext4_share_off() {
 smb2_read_cached() {
 	E2E_WHY= E2E_DETAIL=
 	ok=1
-	size=65536
-	trace=$E2E_DIR/read-cached.trace
-	tracer=
-	if ext4_share 64 && start_smbd auto &&
-		trace_smbd "$trace" -e trace=preadv2,pread64 &&
-		traced_session $size; then
-		nowait=$(grep -cE "iov_len=$size}\], 1, [0-9]+, RWF_NOWAIT\) = $size\$" "$trace")
-		pool=$(grep -cE "(pread64\(|<\.\.\. pread64 resumed>).*, $size, [0-9]+\) = $size\$" "$trace")
-		if [ "$nowait" = 0 ] || [ "$pool" != 0 ]; then
-			fail "of the reads of $size bytes, $nowait read at once and $pool by the thread pool"
-		else
-			ok=0
-			E2E_DETAIL="$nowait reads of $size bytes, each at once"
-		fi
+	if ext4_share 64 &&
+		traced_reads 65536 reads_at_once -e trace=preadv2,pread64; then
+		ok=0
 	fi
-	untrace
-	rm -f "$trace"
-	stop_smbd
 	ext4_share_off || ok=1
 	scenario_result smb2-read-cached $ok
 }
