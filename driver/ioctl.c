@@ -37,7 +37,7 @@ struct smbd_ioctl_op {
 		       SMBD_FEATURE_SESSIONS | SMBD_FEATURE_EVENTS |	\
 		       SMBD_FEATURE_SEND_PDU | SMBD_FEATURE_SEND_INVALIDATE | \
 		       SMBD_FEATURE_POOL | SMBD_FEATURE_RDMA_RW |	\
-		       SMBD_FEATURE_DISCONNECT)
+		       SMBD_FEATURE_DISCONNECT | SMBD_FEATURE_RW_REPLY)
 
 static int smbd_get_info(struct file *filp, void *cmd)
 {

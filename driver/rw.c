@@ -49,6 +49,7 @@ struct smbd_rw_req {
 	bool failed;			/* one of those failed */
 	struct smbd_conn *conn;		/* a reference */
 	struct smbd_kevent *done_ev;	/* RDMA_DONE, allocated up front */
+	struct smbd_pdu_out *reply;	/* sent once the WRs are posted */
 	enum dma_data_direction dir;
 	u32 cost;			/* rdma_rw operations reserved */
 	u64 bytes;
@@ -201,6 +202,8 @@ static void smbd_rw_req_free(struct smbd_rw_req *req)
 {
 	if (req->done_ev)
 		smbd_kevent_free(req->done_ev);
+	if (req->reply)
+		smbd_pdu_out_free(req->reply);
 	kvfree(req->sgl);
 	smbd_conn_put(req->conn);
 	kvfree(req);
@@ -330,14 +333,19 @@ static void smbd_rw_release(struct smbd_conn *conn, u32 cost, bool qp_ok)
 	spin_unlock_irqrestore(&conn->lock, flags);
 }
 
-/* Map, register and post one operation whose budget is reserved. */
+/*
+ * Map, register and post one operation whose budget is reserved, then
+ * queue its reply, which the QP delivers after the WRITEs posted before it.
+ */
 static void smbd_rw_start(struct smbd_rw_req *req)
 {
 	struct smbd_conn *conn = req->conn;
 	struct rdma_cm_id *id = conn->cm_id;
 	const struct ib_send_wr *bad = NULL;
 	struct ib_send_wr *first = NULL, *wr;
+	struct smbd_pdu_out *reply;
 	unsigned long flags;
+	bool queued;
 	int ret = 0;
 	u32 i;
 
@@ -354,6 +362,9 @@ static void smbd_rw_start(struct smbd_rw_req *req)
 	if (ret < 0) {
 		smbd_conn_warn(conn, "RDMA %s setup: %pe\n",
 			       smbd_rw_dir_name(req), ERR_PTR(ret));
+		/* the connection stays: EIO would say it goes */
+		if (ret != -EINVAL)
+			ret = -ENOMEM;
 		goto end;
 	}
 	/*
@@ -375,11 +386,26 @@ static void smbd_rw_start(struct smbd_rw_req *req)
 		goto end;
 	}
 	list_add_tail(&req->node, &conn->rw.posted);
+	/* once posted, the completion may free @req */
+	reply = req->reply;
+	req->reply = NULL;
 	ret = ib_post_send(id->qp, first, &bad);
 	/* nothing posted: nothing completes; else teardown ends it */
 	if (ret && bad == first)
 		list_del(&req->node);
+	/*
+	 * Under the lock the completion takes before RDMA_DONE: the reply is
+	 * queued before anyone can see that. A connection already ending
+	 * sends nothing more.
+	 */
+	queued = !ret && reply && !smbd_send_enqueue_locked(conn, reply);
 	spin_unlock_irqrestore(&conn->lock, flags);
+	if (queued) {
+		smbd_count(SMBD_CNT_RDMA_REPLIES, 1);
+		smbd_send_pump(conn);
+	} else if (reply) {
+		smbd_pdu_out_free(reply);
+	}
 	if (!ret)
 		return;
 	smbd_conn_warn(conn, "posting RDMA: %pe\n", ERR_PTR(ret));
@@ -603,7 +629,14 @@ void smbd_rw_init_qp_attr(struct smbd_conn *conn, struct ib_qp_init_attr *attr)
 
 static int smbd_rw_op_validate(const struct smbd_rw_op *op)
 {
-	if (op->__reserved)
+	if (op->__reserved || op->__reserved2)
+		return -EINVAL;
+	if (!op->reply_ptr != !op->reply_size)
+		return -EINVAL;
+	if (op->reply_ptr &&
+	    (op->direction != SMBD_RW_WRITE_TO_PEER ||
+	     op->reply_size < SMBD_SEND_ENTRY_SIZE_V1 ||
+	     op->reply_size > SMBD_MAX_ELEMENT_SIZE))
 		return -EINVAL;
 	if (op->direction != SMBD_RW_WRITE_TO_PEER &&
 	    op->direction != SMBD_RW_READ_FROM_PEER)
@@ -615,9 +648,28 @@ static int smbd_rw_op_validate(const struct smbd_rw_op *op)
 	return 0;
 }
 
+/* The op's reply entry, checked as SEND_PDU checks one, for its connection. */
+static int smbd_rw_reply_check(const struct smbd_rw_op *op,
+			       struct smbd_send_req *reply)
+{
+	int ret;
+
+	ret = copy_struct_from_user(&reply->entry, sizeof(reply->entry),
+				    u64_to_user_ptr(op->reply_ptr),
+				    op->reply_size);
+	if (ret)
+		return ret;
+	/* RDMA_DONE already tells whether it went */
+	if (reply->entry.conn_id != op->conn_id ||
+	    reply->entry.flags & SMBD_SEND_NOTIFY)
+		return -EINVAL;
+	return smbd_send_entry_check(reply);
+}
+
 /* One op: copy and check what userspace named, then build and submit. */
 static int smbd_rw_op(struct smbd_file *file, const struct smbd_rw_op *op,
-		      struct smbd_slice *slices, u8 *descs)
+		      struct smbd_slice *slices, u8 *descs,
+		      struct smbd_send_req *reply)
 {
 	u32 desc_len = op->desc_count * SMBD_BUFFER_DESC_SIZE;
 	struct smbd_rw_req *req;
@@ -639,6 +691,11 @@ static int smbd_rw_op(struct smbd_file *file, const struct smbd_rw_op *op,
 	if (smbd_buffer_desc_validate(descs, desc_len, SMBD_MAX_DESCRIPTORS,
 				      U64_MAX, &count, &desc_total))
 		return -EINVAL;
+	if (op->reply_ptr) {
+		ret = smbd_rw_reply_check(op, reply);
+		if (ret)
+			return ret;
+	}
 	ret = smbd_pool_get(file);
 	if (ret)
 		return ret;
@@ -651,6 +708,11 @@ static int smbd_rw_op(struct smbd_file *file, const struct smbd_rw_op *op,
 	} else {
 		ret = smbd_rw_build(file, conn, op, slices,
 				    min(total, desc_total), descs, &req);
+		if (!ret && op->reply_ptr) {
+			ret = smbd_send_entry_copy(conn, reply, &req->reply);
+			if (ret)
+				smbd_rw_req_free(req);
+		}
 		if (!ret) {
 			ret = smbd_rw_submit(conn, req);
 			if (ret)
@@ -666,6 +728,7 @@ int smbd_ioctl_rdma_rw(struct file *filp, void *cmd)
 	struct smbd_file *file = filp->private_data;
 	struct smbd_rdma_rw *rw = cmd;
 	u8 __user *ops = u64_to_user_ptr(rw->ops_ptr);
+	struct smbd_send_req *reply;
 	struct smbd_slice *slices;
 	struct smbd_rw_op op;
 	u8 *descs;
@@ -683,7 +746,8 @@ int smbd_ioctl_rdma_rw(struct file *filp, void *cmd)
 	slices = kvmalloc_array(SMBD_MAX_SLICES, sizeof(*slices), GFP_KERNEL);
 	descs = kmalloc_array(SMBD_MAX_DESCRIPTORS, SMBD_BUFFER_DESC_SIZE,
 			      GFP_KERNEL);
-	if (!slices || !descs) {
+	reply = kmalloc(sizeof(*reply), GFP_KERNEL);
+	if (!slices || !descs || !reply) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -698,7 +762,7 @@ int smbd_ioctl_rdma_rw(struct file *filp, void *cmd)
 		    SMBD_EVENT_QUEUE_LEN)
 			ret = -EAGAIN;
 		else
-			ret = smbd_rw_op(file, &op, slices, descs);
+			ret = smbd_rw_op(file, &op, slices, descs, reply);
 		if (ret) {
 			atomic_dec(&file->rw_outstanding);
 			break;
@@ -710,5 +774,6 @@ int smbd_ioctl_rdma_rw(struct file *filp, void *cmd)
 out:
 	kvfree(slices);
 	kfree(descs);
+	kfree(reply);
 	return ret;
 }

@@ -109,23 +109,24 @@ void smbd_send_kick(struct smbd_conn *conn)
 	spin_unlock_irqrestore(&conn->lock, flags);
 }
 
-/* Queue @pdu behind the others; 0, or ENOTCONN once closing. */
-static int smbd_send_enqueue(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
+/* Cut @pdu into @conn's messages: EMSGSIZE when it does not fit them. */
+static int smbd_send_plan(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
 {
-	unsigned long flags;
-	int ret = 0;
-
 	if (smbd_frag_plan_make(pdu->len, conn->cp.max_send_size,
 				conn->cp.max_fragmented_send_size, &pdu->plan))
 		return -EMSGSIZE;
-	spin_lock_irqsave(&conn->lock, flags);
+	return 0;
+}
+
+/* Queue planned @pdu behind the others; 0, or ENOTCONN once closing. */
+int smbd_send_enqueue_locked(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
+{
+	lockdep_assert_held(&conn->lock);
 	if (conn->state == SMBD_CONN_DISCONNECTING ||
 	    conn->state == SMBD_CONN_CLOSING)
-		ret = -ENOTCONN;
-	else
-		list_add_tail(&pdu->node, &conn->tx.queue);
-	spin_unlock_irqrestore(&conn->lock, flags);
-	return ret;
+		return -ENOTCONN;
+	list_add_tail(&pdu->node, &conn->tx.queue);
+	return 0;
 }
 
 /*
@@ -147,10 +148,16 @@ bool smbd_send_last_locked(struct smbd_conn *conn, u32 reason)
 
 int smbd_send_queue_pdu(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
 {
-	int ret = smbd_send_enqueue(conn, pdu);
+	unsigned long flags;
+	int ret = smbd_send_plan(conn, pdu);
 
+	if (ret)
+		return ret;
+	spin_lock_irqsave(&conn->lock, flags);
+	ret = smbd_send_enqueue_locked(conn, pdu);
 	if (!ret)
-		smbd_send_kick(conn);
+		smbd_send_kick_locked(conn);
+	spin_unlock_irqrestore(&conn->lock, flags);
 	return ret;
 }
 
@@ -278,7 +285,7 @@ static enum smbd_send_step smbd_send_one_locked(struct smbd_conn *conn,
  * path. Each message is taken and posted under conn->lock, so concurrent
  * callers keep the fragments in order.
  */
-static void smbd_send_pump(struct smbd_conn *conn)
+void smbd_send_pump(struct smbd_conn *conn)
 {
 	enum smbd_send_step step;
 	unsigned long flags;
@@ -398,80 +405,105 @@ static int smbd_send_entry_validate(const struct smbd_send_entry *e)
 	return 0;
 }
 
-/* The entry's iovecs and the PDU length they make (1..max). */
-static int smbd_send_read_iovs(const struct smbd_send_entry *e,
-			       struct smbd_iovec *iov, u64 *total)
+/*
+ * What needs no connection: the entry's fields, its iovecs and the PDU
+ * length they make (1..SMBD_MAX_PDU_SIZE).
+ */
+int smbd_send_entry_check(struct smbd_send_req *r)
 {
+	const struct smbd_send_entry *e = &r->entry;
 	u32 i;
+	int ret;
 
-	if (copy_from_user(iov, u64_to_user_ptr(e->iov_ptr),
-			   e->iov_count * sizeof(iov[0])))
+	ret = smbd_send_entry_validate(e);
+	if (ret)
+		return ret;
+	if (copy_from_user(r->iov, u64_to_user_ptr(e->iov_ptr),
+			   e->iov_count * sizeof(r->iov[0])))
 		return -EFAULT;
-	*total = 0;
+	r->total = 0;
 	for (i = 0; i < e->iov_count; i++) {
-		if (iov[i].len > SMBD_MAX_PDU_SIZE)
+		if (r->iov[i].len > SMBD_MAX_PDU_SIZE)
 			return -EMSGSIZE;
-		*total += iov[i].len;
+		r->total += r->iov[i].len;
 	}
-	if (*total == 0)
+	if (r->total == 0)
 		return -EINVAL;
-	return *total > SMBD_MAX_PDU_SIZE ? -EMSGSIZE : 0;
+	return r->total > SMBD_MAX_PDU_SIZE ? -EMSGSIZE : 0;
 }
 
-/* Copy the PDU into kernel memory: the caller may reuse its buffers. */
-static int smbd_send_gather(const struct smbd_send_entry *e,
-			    const struct smbd_iovec *iov, u32 total,
-			    struct smbd_pdu_out **out)
+/*
+ * Copy the checked PDU into kernel memory for @conn and cut it into its
+ * messages (not queued yet): the caller may reuse its buffers.
+ */
+int smbd_send_entry_copy(struct smbd_conn *conn,
+			 const struct smbd_send_req *r,
+			 struct smbd_pdu_out **out)
 {
+	const struct smbd_send_entry *e = &r->entry;
 	struct smbd_pdu_out *pdu;
 	u32 i, off = 0;
 
-	pdu = smbd_pdu_out_alloc(total);
+	if (r->total > conn->cp.max_fragmented_send_size)
+		return -EMSGSIZE;
+	pdu = smbd_pdu_out_alloc(r->total);
 	if (!pdu)
 		return -ENOMEM;
 	for (i = 0; i < e->iov_count; i++) {
 		if (copy_from_user(pdu->data + off,
-				   u64_to_user_ptr(iov[i].base), iov[i].len)) {
+				   u64_to_user_ptr(r->iov[i].base),
+				   r->iov[i].len)) {
 			smbd_pdu_out_free(pdu);
 			return -EFAULT;
 		}
-		off += iov[i].len;
+		off += r->iov[i].len;
 	}
 	pdu->flags = e->flags;
 	pdu->invalidate_token = e->invalidate_token;
 	pdu->user_data = e->user_data;
+	if (smbd_send_plan(conn, pdu)) {
+		smbd_pdu_out_free(pdu);
+		return -EMSGSIZE;
+	}
 	*out = pdu;
 	return 0;
 }
 
-static int smbd_send_entry(struct smbd_file *file,
-			   const struct smbd_send_entry *e)
+/*
+ * Queue a copied @pdu and send what may go now, in the caller's context:
+ * that saves the send work's wake-up on the request path. On error the
+ * caller still owns @pdu.
+ */
+static int smbd_send_submit(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
 {
-	struct smbd_iovec iov[SMBD_MAX_IOVS];
-	struct smbd_pdu_out *pdu;
-	struct smbd_conn *conn;
-	u64 total;
+	unsigned long flags;
 	int ret;
 
-	ret = smbd_send_entry_validate(e);
+	spin_lock_irqsave(&conn->lock, flags);
+	ret = smbd_send_enqueue_locked(conn, pdu);
+	spin_unlock_irqrestore(&conn->lock, flags);
 	if (!ret)
-		ret = smbd_send_read_iovs(e, iov, &total);
+		smbd_send_pump(conn);
+	return ret;
+}
+
+static int smbd_send_entry(struct smbd_file *file, struct smbd_send_req *r)
+{
+	struct smbd_pdu_out *pdu;
+	struct smbd_conn *conn;
+	int ret;
+
+	ret = smbd_send_entry_check(r);
 	if (ret)
 		return ret;
-	conn = smbd_file_conn(file, e->conn_id);
+	conn = smbd_file_conn(file, r->entry.conn_id);
 	if (!conn)
 		return -ENOENT;
-	if (total > conn->cp.max_fragmented_send_size) {
-		ret = -EMSGSIZE;
-	} else {
-		ret = smbd_send_gather(e, iov, total, &pdu);
-		if (!ret) {
-			ret = smbd_send_enqueue(conn, pdu);
-			if (ret)
-				smbd_pdu_out_free(pdu);
-			else
-				smbd_send_pump(conn);
-		}
+	ret = smbd_send_entry_copy(conn, r, &pdu);
+	if (!ret) {
+		ret = smbd_send_submit(conn, pdu);
+		if (ret)
+			smbd_pdu_out_free(pdu);
 	}
 	smbd_conn_put(conn);
 	return ret;
@@ -482,7 +514,7 @@ int smbd_ioctl_send_pdu(struct file *filp, void *cmd)
 	struct smbd_file *file = filp->private_data;
 	struct smbd_send_pdu *sp = cmd;
 	u8 __user *entries = u64_to_user_ptr(sp->entries_ptr);
-	struct smbd_send_entry e;
+	struct smbd_send_req r;
 	u32 i;
 	int ret;
 
@@ -495,11 +527,11 @@ int smbd_ioctl_send_pdu(struct file *filp, void *cmd)
 		return -EINVAL;
 
 	for (i = 0; i < sp->count; i++) {
-		ret = copy_struct_from_user(&e, sizeof(e),
+		ret = copy_struct_from_user(&r.entry, sizeof(r.entry),
 					    entries + (size_t)i * sp->entry_size,
 					    sp->entry_size);
 		if (!ret)
-			ret = smbd_send_entry(file, &e);
+			ret = smbd_send_entry(file, &r);
 		if (ret) {
 			sp->out_done = i;
 			return i ? 0 : ret;

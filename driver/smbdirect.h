@@ -336,8 +336,21 @@ struct smbd_kevent *smbd_recv_take_held(struct smbd_conn *conn,
 void smbd_recv_hand_over(struct smbd_conn *conn);
 
 /* send.c */
+/* one SEND_PDU entry (or RDMA_RW reply) as read from userspace */
+struct smbd_send_req {
+	struct smbd_send_entry entry;
+	struct smbd_iovec iov[SMBD_MAX_IOVS];
+	u64 total;
+};
+
 int smbd_send_raw_locked(struct smbd_conn *conn, const void *buf, size_t len);
 int smbd_send_queue_pdu(struct smbd_conn *conn, struct smbd_pdu_out *pdu);
+int smbd_send_entry_check(struct smbd_send_req *r);
+int smbd_send_entry_copy(struct smbd_conn *conn,
+			 const struct smbd_send_req *r,
+			 struct smbd_pdu_out **out);
+int smbd_send_enqueue_locked(struct smbd_conn *conn, struct smbd_pdu_out *pdu);
+void smbd_send_pump(struct smbd_conn *conn);
 struct smbd_pdu_out *smbd_pdu_out_alloc(u32 len);
 void smbd_pdu_out_free(struct smbd_pdu_out *pdu);
 void smbd_send_kick(struct smbd_conn *conn);

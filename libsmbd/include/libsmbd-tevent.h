@@ -77,6 +77,18 @@ struct tevent_req *smbd_tevent_rdma_send(TALLOC_CTX *mem_ctx,
 					 struct smbd_tevent *glue,
 					 const struct smbd_dev_rdma *op);
 /*
+ * As smbd_tevent_rdma_send, an RDMA WRITE with the SMB2 READ response it
+ * serves (smbd_dev_rdma_start_replies): @reply's bytes are copied at once
+ * and go out behind the WRITE when it starts. The request completes with
+ * the transfer's RDMA_DONE: 0, the response was queued; ENOMEM or EINVAL,
+ * it was not sent and the connection stays; EIO or ENOTCONN, the
+ * connection goes down; ENOENT, it was gone before the transfer started;
+ * EOPNOTSUPP, the kernel has no SMBD_FEATURE_RW_REPLY.
+ */
+struct tevent_req *smbd_tevent_rdma_reply_send(
+    TALLOC_CTX *mem_ctx, struct tevent_context *ev, struct smbd_tevent *glue,
+    const struct smbd_dev_rdma *op, const struct smbd_dev_pdu *reply);
+/*
  * 0 with *bytes moved, or the errno the transfer ended with: EIO (the
  * RDMA operation failed; the connection is being disconnected), ENOTCONN,
  * ENOMEM, EINVAL, or what smbd_dev_rdma_start refused it with.

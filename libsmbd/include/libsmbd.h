@@ -43,7 +43,7 @@ extern "C" {
  * of the library (LIBSMBD_0); a change comes as new symbol versions.
  */
 #define LIBSMBD_VERSION_MAJOR 0
-#define LIBSMBD_VERSION_MINOR 3
+#define LIBSMBD_VERSION_MINOR 4
 #define LIBSMBD_VERSION_PATCH 0
 
 /* "0.2.0": the library's version, which may differ from the header's */
@@ -345,6 +345,24 @@ struct smbd_dev_rdma {
  */
 int smbd_dev_rdma_start(struct smbd_dev *dev, const struct smbd_dev_rdma *ops,
 			size_t count, size_t *started);
+
+/*
+ * As smbd_dev_rdma_start, each RDMA WRITE with the SMB2 READ response it
+ * serves (@replies[i], for the same connection; NULL: none; @replies
+ * NULL: none at all): the kernel
+ * sends the response on the queue pair right behind the WRITE, which the
+ * client therefore sees first, without a wait for RDMA_DONE in between
+ * (SMBD_FEATURE_RW_REPLY; EOPNOTSUPP without). The response's bytes are
+ * copied before the call returns; it takes no SMBD_SEND_NOTIFY. RDMA_DONE still ends each transfer and
+ * the lending of its memory. Its status 0: the response was queued.
+ * ENOMEM or EINVAL: the WRITE could not start, the response was not sent
+ * and the connection stays; answer the request another way. EIO or
+ * ENOTCONN: the connection goes down.
+ */
+int smbd_dev_rdma_start_replies(struct smbd_dev *dev,
+				const struct smbd_dev_rdma *ops,
+				const struct smbd_dev_pdu *const *replies,
+				size_t count, size_t *started);
 
 #ifdef __cplusplus
 }

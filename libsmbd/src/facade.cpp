@@ -321,13 +321,22 @@ int smbd_dev_descs_check(const struct smbd_dev *dev, const uint8_t *descs,
     });
 }
 
-int smbd_dev_rdma_start(struct smbd_dev *dev, const struct smbd_dev_rdma *ops,
-                        size_t count, size_t *started)
+int smbd_dev_rdma_start_replies(struct smbd_dev *dev,
+                                const struct smbd_dev_rdma *ops,
+                                const struct smbd_dev_pdu *const *replies,
+                                size_t count, size_t *started)
 {
     return counted(dev, ops || !count, "operation array", started,
                    [&](size_t &n) {
-                       return dev->h->rdma_start({ops, count}, n);
+                       return dev->h->rdma_start(
+                           {ops, count}, {replies, replies ? count : 0}, n);
                    });
+}
+
+int smbd_dev_rdma_start(struct smbd_dev *dev, const struct smbd_dev_rdma *ops,
+                        size_t count, size_t *started)
+{
+    return smbd_dev_rdma_start_replies(dev, ops, nullptr, count, started);
 }
 
 } // extern "C"

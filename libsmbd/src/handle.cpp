@@ -180,6 +180,27 @@ std::error_code Handle::fetch(EventBatch &batch)
     return {};
 }
 
+namespace {
+
+// @p as the kernel's entry, its iovecs appended to @iovs (reserved: the
+// entry points into it).
+smbd_send_entry to_entry(const smbd_dev_pdu &p, std::vector<smbd_iovec> &iovs)
+{
+    smbd_send_entry e{};
+    e.conn_id = p.conn_id;
+    e.user_data = p.user_data;
+    e.iov_ptr = reinterpret_cast<uintptr_t>(iovs.data() + iovs.size());
+    e.iov_count = static_cast<uint32_t>(p.iovcnt);
+    e.flags = p.flags;
+    e.invalidate_token = p.invalidate_token;
+    for (size_t j = 0; j < p.iovcnt; j++)
+        iovs.push_back(
+            {reinterpret_cast<uintptr_t>(p.iov[j].iov_base), p.iov[j].iov_len});
+    return e;
+}
+
+} // namespace
+
 std::error_code Handle::send(std::span<const smbd_dev_pdu> pdus, size_t &sent)
 {
     sent = 0;
@@ -206,20 +227,9 @@ std::error_code Handle::send(std::span<const smbd_dev_pdu> pdus, size_t &sent)
         // reserved up front: the entries point into it
         iovs.clear();
         iovs.reserve(total_iovs);
-        entries.assign(chunk.size(), smbd_send_entry{});
-        for (size_t i = 0; i < chunk.size(); i++) {
-            const smbd_dev_pdu &p = chunk[i];
-            smbd_send_entry &e = entries[i];
-            e.conn_id = p.conn_id;
-            e.user_data = p.user_data;
-            e.iov_ptr = reinterpret_cast<uintptr_t>(iovs.data() + iovs.size());
-            e.iov_count = static_cast<uint32_t>(p.iovcnt);
-            e.flags = p.flags;
-            e.invalidate_token = p.invalidate_token;
-            for (size_t j = 0; j < p.iovcnt; j++)
-                iovs.push_back({reinterpret_cast<uintptr_t>(p.iov[j].iov_base),
-                                p.iov[j].iov_len});
-        }
+        entries.clear();
+        for (const smbd_dev_pdu &p : chunk)
+            entries.push_back(to_entry(p, iovs));
         uint32_t done = 0;
         if (int err = dev_.send_pdu_raw(entries, done))
             return fail(Step::send, err);
@@ -309,7 +319,8 @@ std::error_code Handle::descs_check(std::span<const uint8_t> descs,
     return {};
 }
 
-std::error_code Handle::check_rdma(const smbd_dev_rdma &op)
+std::error_code Handle::check_rdma(const smbd_dev_rdma &op,
+                                   const smbd_dev_pdu *reply)
 {
     // looked up, not dereferenced: a freed lease may be gone already
     auto it = leases_.find(op.buf);
@@ -323,10 +334,28 @@ std::error_code Handle::check_rdma(const smbd_dev_rdma &op)
                         std::to_string(l->len) + ")");
     if (!op.descs || !op.descs_len || op.descs_len % SMBD_BUFFER_DESC_SIZE)
         return fail(Step::rdma, EINVAL, "(buffer descriptor list)");
+    if (!reply)
+        return {};
+    if (!(info_.out_features & SMBD_FEATURE_RW_REPLY))
+        return fail(Step::rdma, EOPNOTSUPP,
+                    "with a reply (the kernel has no SMBD_FEATURE_RW_REPLY)");
+    if (op.direction != SMBD_RW_WRITE_TO_PEER)
+        return fail(Step::rdma, EINVAL, "(a reply goes only with a WRITE)");
+    if (reply->conn_id != op.conn_id)
+        return fail(Step::rdma, EINVAL, "(a reply for another connection)");
+    if (reply->flags & SMBD_SEND_NOTIFY)
+        return fail(Step::rdma, EINVAL,
+                    "(a reply takes no SMBD_SEND_NOTIFY: RDMA_DONE tells)");
+    if (!reply->iov || !reply->iovcnt || reply->iovcnt > info_.out_max_iovs)
+        return fail(Step::rdma, EINVAL,
+                    "(a reply of " + std::to_string(reply->iovcnt) +
+                        " iovecs, 1 to " + std::to_string(info_.out_max_iovs) +
+                        ")");
     return {};
 }
 
 std::error_code Handle::rdma_start(std::span<const smbd_dev_rdma> ops,
+                                   std::span<const smbd_dev_pdu *const> replies,
                                    size_t &started)
 {
     started = 0;
@@ -334,22 +363,31 @@ std::error_code Handle::rdma_start(std::span<const smbd_dev_rdma> ops,
     auto &raw = rw_ops_;
     auto &slices = rw_slices_;
     auto &ids = rw_ids_;
+    auto reply_of = [&](size_t i) {
+        return replies.empty() ? nullptr : replies[started + i];
+    };
     while (started < ops.size()) {
         auto chunk = ops.subspan(started, std::min(max, ops.size() - started));
         // operations before an invalid one go first; the next round
         // reports it
-        size_t n = 0, total_slices = 0;
+        size_t n = 0, total_slices = 0, total_iovs = 0;
         std::error_code bad;
         for (; n < chunk.size(); n++) {
-            if ((bad = check_rdma(chunk[n])))
+            if ((bad = check_rdma(chunk[n], reply_of(n))))
                 break;
             total_slices += pool_.needed(chunk[n].offset % pool_.buffer_size() +
                                          chunk[n].length);
+            total_iovs += reply_of(n) ? reply_of(n)->iovcnt : 0;
         }
         if (!n)
             return bad;
         slices.clear();
         slices.reserve(total_slices);
+        // reserved up front: the ops point into them
+        send_entries_.clear();
+        send_entries_.reserve(n);
+        send_iovs_.clear();
+        send_iovs_.reserve(total_iovs);
         raw.assign(n, smbd_rw_op{});
         ids.clear();
         for (size_t i = 0; i < n; i++) {
@@ -366,6 +404,12 @@ std::error_code Handle::rdma_start(std::span<const smbd_dev_rdma> ops,
             r.desc_count =
                 static_cast<uint32_t>(op.descs_len / SMBD_BUFFER_DESC_SIZE);
             r.direction = op.direction;
+            if (const smbd_dev_pdu *reply = reply_of(i)) {
+                send_entries_.push_back(to_entry(*reply, send_iovs_));
+                r.reply_ptr =
+                    reinterpret_cast<uintptr_t>(&send_entries_.back());
+                r.reply_size = sizeof(smbd_send_entry);
+            }
             ids.push_back(r.user_data);
         }
         // the records first: once started, a transfer must be tracked, and

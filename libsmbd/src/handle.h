@@ -77,7 +77,9 @@ class Handle {
     void release(Lease *lease);
     std::error_code descs_check(std::span<const uint8_t> descs,
                                 uint64_t &total);
+    // @replies: empty, or one per op (nullptr: none)
     std::error_code rdma_start(std::span<const smbd_dev_rdma> ops,
+                               std::span<const smbd_dev_pdu *const> replies,
                                size_t &started);
 
   private:
@@ -91,7 +93,8 @@ class Handle {
     std::error_code fail(Step step, int err, const std::string &detail);
     std::error_code map_pool();
     void unpin(Lease *lease);
-    std::error_code check_rdma(const smbd_dev_rdma &op);
+    std::error_code check_rdma(const smbd_dev_rdma &op,
+                               const smbd_dev_pdu *reply);
 
     device::Device dev_{device::Device::closed};
     device::PoolMapping map_;

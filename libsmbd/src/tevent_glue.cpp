@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <new>
@@ -31,6 +32,8 @@ struct RdmaState {
     Glue *glue; // NULL once the glue is gone
     struct tevent_req *req;
     struct smbd_dev_rdma op;   // descs copied into the state
+    struct smbd_dev_pdu reply; // iovcnt 0: none; else one copied iovec
+    struct iovec reply_iov;
     struct Transfer *transfer; // while the kernel runs it
     uint64_t bytes;
 };
@@ -57,6 +60,7 @@ struct Glue {
     std::unordered_map<uint64_t, Transfer *> running;
     std::deque<RdmaState *> waiting;
     std::vector<struct smbd_dev_rdma> batch;
+    std::vector<const struct smbd_dev_pdu *> replies; // batch's, or nullptr
     int dead = 0; // fetching failed with this: nothing completes any more
 
     ~Glue();
@@ -94,19 +98,26 @@ int Glue::start_batch(size_t &started)
     int err = 0;
     try {
         batch.clear();
+        replies.clear();
         records.reserve(n);
         for (RdmaState *s : waiting) {
             records.push_back(std::make_unique<Transfer>(Transfer{s}));
             s->op.user_data = reinterpret_cast<uintptr_t>(records.back().get());
             running.emplace(s->op.user_data, records.back().get());
             batch.push_back(s->op);
+            replies.push_back(s->reply.iovcnt ? &s->reply : nullptr);
         }
     }
     catch (...) {
         err = ENOMEM;
     }
+    bool with_replies = std::any_of(replies.begin(), replies.end(),
+                                    [](const auto *r) { return r; });
     if (!err)
-        err = smbd_dev_rdma_start(dev, batch.data(), n, &started);
+        err = with_replies
+                  ? smbd_dev_rdma_start_replies(dev, batch.data(),
+                                                replies.data(), n, &started)
+                  : smbd_dev_rdma_start(dev, batch.data(), n, &started);
     // what started runs, owned by the set; the other records go
     for (size_t i = 0; i < records.size(); i++) {
         if (i < started) {
@@ -345,17 +356,24 @@ void smbd_tevent_conn_detach(struct smbd_tevent *glue, uint64_t conn_id)
         glue->g->conns.erase(conn_id);
 }
 
-struct tevent_req *smbd_tevent_rdma_send(TALLOC_CTX *mem_ctx,
-                                         struct tevent_context *ev,
-                                         struct smbd_tevent *glue,
-                                         const struct smbd_dev_rdma *op)
+} // extern "C"
+
+namespace {
+
+// Both kinds of transfer: @reply (or nullptr) is copied flat into the
+// state, as the descriptors are, since the caller's may go first.
+struct tevent_req *rdma_send(TALLOC_CTX *mem_ctx, struct tevent_context *ev,
+                             struct smbd_tevent *glue,
+                             const struct smbd_dev_rdma *op,
+                             const struct smbd_dev_pdu *reply)
 {
     RdmaState *s = nullptr;
     struct tevent_req *req = tevent_req_create(mem_ctx, &s, RdmaState);
     if (!req)
         return nullptr;
     s->req = req;
-    if (!glue || !op || (!op->descs && op->descs_len)) {
+    if (!glue || !op || (!op->descs && op->descs_len) ||
+        (reply && (!reply->iov || !reply->iovcnt))) {
         tevent_req_error(req, EINVAL);
         return tevent_req_post(req, ev);
     }
@@ -366,6 +384,25 @@ struct tevent_req *smbd_tevent_rdma_send(TALLOC_CTX *mem_ctx,
     if (op->descs_len && !s->op.descs) {
         tevent_req_error(req, ENOMEM);
         return tevent_req_post(req, ev);
+    }
+    if (reply) {
+        size_t len = 0;
+        for (size_t i = 0; i < reply->iovcnt; i++)
+            len += reply->iov[i].iov_len;
+        auto *flat = static_cast<uint8_t *>(talloc_size(s, len));
+        if (!flat) {
+            tevent_req_error(req, ENOMEM);
+            return tevent_req_post(req, ev);
+        }
+        uint8_t *at = flat;
+        for (size_t i = 0; i < reply->iovcnt; i++) {
+            std::memcpy(at, reply->iov[i].iov_base, reply->iov[i].iov_len);
+            at += reply->iov[i].iov_len;
+        }
+        s->reply = *reply;
+        s->reply_iov = {flat, len};
+        s->reply.iov = &s->reply_iov;
+        s->reply.iovcnt = 1;
     }
     if (glue->g->dead) {
         tevent_req_error(req, glue->g->dead);
@@ -384,6 +421,29 @@ struct tevent_req *smbd_tevent_rdma_send(TALLOC_CTX *mem_ctx,
     tevent_schedule_immediate(glue->g->kick, glue->g->ev, kick_handler,
                               glue->g);
     return req;
+}
+
+} // namespace
+
+extern "C" {
+
+struct tevent_req *smbd_tevent_rdma_send(TALLOC_CTX *mem_ctx,
+                                         struct tevent_context *ev,
+                                         struct smbd_tevent *glue,
+                                         const struct smbd_dev_rdma *op)
+{
+    return rdma_send(mem_ctx, ev, glue, op, nullptr);
+}
+
+struct tevent_req *smbd_tevent_rdma_reply_send(TALLOC_CTX *mem_ctx,
+                                               struct tevent_context *ev,
+                                               struct smbd_tevent *glue,
+                                               const struct smbd_dev_rdma *op,
+                                               const struct smbd_dev_pdu *reply)
+{
+    // no reply is as bad as an empty one
+    static const struct smbd_dev_pdu none = {};
+    return rdma_send(mem_ctx, ev, glue, op, reply ? reply : &none);
 }
 
 int smbd_tevent_rdma_recv(struct tevent_req *req, uint64_t *bytes)

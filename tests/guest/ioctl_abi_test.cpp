@@ -37,7 +37,7 @@ TEST(GetInfo, ReportsEveryFeature)
                           SMBD_FEATURE_SESSIONS | SMBD_FEATURE_EVENTS |
                           SMBD_FEATURE_SEND_PDU | SMBD_FEATURE_SEND_INVALIDATE |
                           SMBD_FEATURE_POOL | SMBD_FEATURE_RDMA_RW |
-                          SMBD_FEATURE_DISCONNECT;
+                          SMBD_FEATURE_DISCONNECT | SMBD_FEATURE_RW_REPLY;
     EXPECT_EQ(device_info().out_features, want);
 }
 

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "buffer_desc.h"
@@ -53,6 +54,17 @@ class RdmaRw : public ::testing::Test {
         op().desc_count = uint32_t(descs_.size() / SMBD_BUFFER_DESC_SIZE);
         return dev_.raw(SMBD_IOC_RDMA_RW, &req_);
     }
+    // A one-iovec READ response for op(0)'s connection.
+    void with_reply()
+    {
+        reply_ = {};
+        reply_.entry.conn_id = op().conn_id;
+        reply_iov_ = {reinterpret_cast<uintptr_t>(pdu_), sizeof(pdu_)};
+        reply_.entry.iov_ptr = reinterpret_cast<uintptr_t>(&reply_iov_);
+        reply_.entry.iov_count = 1;
+        op().reply_ptr = reinterpret_cast<uintptr_t>(&reply_.entry);
+        op().reply_size = sizeof(smbd_send_entry);
+    }
 
     smbd_info info_ = device_info();
     Device dev_ = open_device();
@@ -62,6 +74,14 @@ class RdmaRw : public ::testing::Test {
     std::vector<uint64_t> ops_ =
         std::vector<uint64_t>((size_t{info_.out_max_batch} + 2) * 8);
     smbd_rdma_rw req_{};
+    uint8_t pdu_[80] = {};
+    smbd_iovec reply_iov_{};
+    // the reply entry, then bytes a larger reply_size would claim
+    struct {
+        smbd_send_entry entry;
+        uint64_t tail;
+    } reply_{};
+    static_assert(sizeof(reply_) == sizeof(smbd_send_entry) + 8);
 };
 
 TEST_F(RdmaRw, WellFormedOnUnknownConnectionIsNoEntry)
@@ -88,6 +108,102 @@ TEST_F(RdmaRw, UnknownDirectionIsInvalid)
     }
 }
 
+// A reply goes only with an RDMA WRITE, for the op's connection, and is
+// checked as a SEND_PDU entry is, all before the connection's lookup.
+TEST_F(RdmaRw, WellFormedReplyReachesTheConnectionLookup)
+{
+    with_reply();
+    EXPECT_EQ(call(), ENOENT);
+}
+
+TEST_F(RdmaRw, ReplyWithAnRdmaReadIsInvalid)
+{
+    with_reply();
+    op().direction = SMBD_RW_READ_FROM_PEER;
+    EXPECT_EQ(call(), EINVAL);
+}
+
+TEST_F(RdmaRw, ReplyPointerAndSizeGoTogether)
+{
+    with_reply();
+    op().reply_size = 0;
+    EXPECT_EQ(call(), EINVAL);
+    op().reply_size = sizeof(smbd_send_entry);
+    op().reply_ptr = 0;
+    EXPECT_EQ(call(), EINVAL);
+}
+
+TEST_F(RdmaRw, ReplySizeBelowVersionOneOrAbovePageIsInvalid)
+{
+    with_reply();
+    for (uint32_t size : {8u, uint32_t{SMBD_SEND_ENTRY_SIZE_V1 - 1}, 4097u}) {
+        SCOPED_TRACE(size);
+        op().reply_size = size;
+        EXPECT_EQ(call(), EINVAL);
+    }
+}
+
+TEST_F(RdmaRw, LargerReplyWithZeroTailIsAcceptedNonZeroTailIsTooBig)
+{
+    with_reply();
+    op().reply_size = sizeof(smbd_send_entry) + 8;
+    EXPECT_EQ(call(), ENOENT);
+    reply_.tail = 1;
+    EXPECT_EQ(call(), E2BIG);
+}
+
+TEST_F(RdmaRw, ReplyForAnotherConnectionIsInvalid)
+{
+    with_reply();
+    reply_.entry.conn_id = kUnknownConn + 1;
+    EXPECT_EQ(call(), EINVAL);
+}
+
+// RDMA_DONE tells whether the reply went: no SEND_DONE besides
+TEST_F(RdmaRw, ReplyAskingForSendDoneIsInvalid)
+{
+    with_reply();
+    reply_.entry.flags = SMBD_SEND_NOTIFY;
+    EXPECT_EQ(call(), EINVAL);
+    reply_.entry.flags = SMBD_SEND_INVALIDATE;
+    reply_.entry.invalidate_token = 5;
+    EXPECT_EQ(call(), ENOENT);
+}
+
+TEST_F(RdmaRw, ReplyEntryIsCheckedAsSendPduChecksOne)
+{
+    const uint32_t max_iovs = info_.out_max_iovs;
+    const uint64_t max_pdu = info_.out_max_pdu_size;
+    struct Case {
+        const char *what;
+        std::function<void(smbd_send_entry &, smbd_iovec &)> spoil;
+        int err;
+    };
+    const Case cases[] = {
+        {"unknown flag", [](auto &e, auto &) { e.flags = 1u << 31; }, EINVAL},
+        {"reserved", [](auto &e, auto &) { e.__reserved = 1; }, EINVAL},
+        {"token without invalidate",
+         [](auto &e, auto &) { e.invalidate_token = 9; }, EINVAL},
+        {"no iovecs", [](auto &e, auto &) { e.iov_count = 0; }, EINVAL},
+        {"too many iovecs",
+         [&](auto &e, auto &) { e.iov_count = max_iovs + 1; }, EINVAL},
+        {"empty PDU", [](auto &, auto &v) { v.len = 0; }, EINVAL},
+        {"PDU above the largest", [&](auto &, auto &v) { v.len = max_pdu + 1; },
+         EMSGSIZE},
+        {"bad iovec array", [](auto &e, auto &) { e.iov_ptr = kBadPointer; },
+         EFAULT},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.what);
+        with_reply();
+        c.spoil(reply_.entry, reply_iov_);
+        EXPECT_EQ(call(), c.err);
+    }
+    with_reply();
+    op().reply_ptr = kBadPointer;
+    EXPECT_EQ(call(), EFAULT);
+}
+
 TEST_F(RdmaRw, FlagsAndReservedMustBeZero)
 {
     req_.flags = 1;
@@ -99,6 +215,9 @@ TEST_F(RdmaRw, FlagsAndReservedMustBeZero)
     op().__reserved = 1;
     EXPECT_EQ(call(), EINVAL);
     op().__reserved = 0;
+    op().__reserved2 = 1;
+    EXPECT_EQ(call(), EINVAL);
+    op().__reserved2 = 0;
     slices_[0].__reserved = 1;
     EXPECT_EQ(call(), EINVAL);
 }
@@ -123,9 +242,11 @@ TEST_F(RdmaRw, OpSizeBelowVersionOneOrAbovePageIsInvalid)
 }
 
 // Operations grow like the structs: a zero tail is accepted, anything else
-// is a field this kernel does not know.
+// is a field this kernel does not know. The first version is still taken.
 TEST_F(RdmaRw, LargerOpWithZeroTailIsAcceptedNonZeroTailIsTooBig)
 {
+    req_.op_size = SMBD_RW_OP_SIZE_V1;
+    EXPECT_EQ(call(), ENOENT);
     req_.op_size = sizeof(smbd_rw_op) + 16;
     EXPECT_EQ(call(), ENOENT);
     reinterpret_cast<uint8_t *>(ops_.data())[sizeof(smbd_rw_op) + 3] = 1;

@@ -90,7 +90,7 @@ TEST_F(LibsmbdOpen, AMissingFeatureIsRefusedByItsBit)
               std::string::npos)
         << why;
     // everything this ABI version defines is there
-    args.required_features = (SMBD_FEATURE_DISCONNECT << 1) - 1;
+    args.required_features = (SMBD_FEATURE_RW_REPLY << 1) - 1;
     EXPECT_EQ(open_dev(args, why, dev), 0) << why;
     ASSERT_TRUE(dev);
     smbd_dev_info info;
@@ -204,6 +204,49 @@ TEST_F(LibsmbdOpen, BuffersAndTransfersAreCheckedBeforeTheKernel)
     EXPECT_EQ(smbd_dev_rdma_start(dev.get(), &op, 1, nullptr), ENOENT);
     EXPECT_NE(msg().find("owns no such connection"), std::string::npos)
         << msg();
+
+    // a reply goes with a WRITE, for its connection, in 1..max iovecs
+    uint8_t response[80] = {};
+    iovec iov = {response, sizeof(response)};
+    smbd_dev_pdu reply{};
+    reply.conn_id = op.conn_id;
+    reply.iov = &iov;
+    reply.iovcnt = 1;
+    const smbd_dev_pdu *replies[] = {&reply};
+    auto reply_refused = [&](smbd_dev_rdma o, smbd_dev_pdu r,
+                             const char *reason) {
+        const smbd_dev_pdu *rs[] = {&r};
+        size_t started = 9;
+        EXPECT_EQ(smbd_dev_rdma_start_replies(dev.get(), &o, rs, 1, &started),
+                  EINVAL)
+            << reason;
+        EXPECT_EQ(started, 0u);
+        EXPECT_NE(msg().find(reason), std::string::npos) << msg();
+    };
+    o = op;
+    o.direction = SMBD_RW_READ_FROM_PEER;
+    reply_refused(o, reply, "only with a WRITE");
+    smbd_dev_pdu r = reply;
+    r.conn_id++;
+    reply_refused(op, r, "another connection");
+    r = reply;
+    r.flags = SMBD_SEND_NOTIFY;
+    reply_refused(op, r, "no SMBD_SEND_NOTIFY");
+    r = reply;
+    r.iovcnt = 0;
+    reply_refused(op, r, "0 iovecs");
+    r.iovcnt = info.max_iovs + 1;
+    reply_refused(op, r, "iovecs, 1 to");
+    r = reply;
+    r.iov = nullptr;
+    reply_refused(op, r, "iovecs, 1 to");
+    EXPECT_EQ(smbd_dev_rdma_start_replies(dev.get(), &op, replies, 1, nullptr),
+              ENOENT);
+    EXPECT_NE(msg().find("owns no such connection"), std::string::npos)
+        << msg();
+    // no reply array: smbd_dev_rdma_start
+    EXPECT_EQ(smbd_dev_rdma_start_replies(dev.get(), &op, nullptr, 1, nullptr),
+              ENOENT);
 
     uint64_t total = 0;
     EXPECT_EQ(smbd_dev_descs_check(dev.get(), descs, sizeof(descs), &total), 0);

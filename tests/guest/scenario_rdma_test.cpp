@@ -29,9 +29,15 @@ using namespace smbd::smb2rw;
 constexpr uint32_t kMiB = 1u << 20;
 constexpr auto kIoTimeout = 60s;
 
-// Each test runs twice: the responder on poll() and on a tevent loop
-// through libsmbd-tevent, as smbd runs.
-class Rdma : public Scenario, public ::testing::WithParamInterface<bool> {
+// Each test runs four times: the responder on poll() and on a tevent loop
+// through libsmbd-tevent, as smbd runs; a READ's response sent with its
+// RDMA WRITE, and after its RDMA_DONE (as without SMBD_FEATURE_RW_REPLY).
+struct Loop {
+    bool tevent;
+    bool rw_reply;
+};
+
+class Rdma : public Scenario, public ::testing::WithParamInterface<Loop> {
   protected:
     void SetUp() override
     {
@@ -41,7 +47,8 @@ class Rdma : public Scenario, public ::testing::WithParamInterface<bool> {
         o.params = fast_params();
         o.fork = false;
         o.log = log_;
-        o.tevent = GetParam();
+        o.tevent = GetParam().tevent;
+        o.rw_reply = GetParam().rw_reply;
         responder_ = std::make_unique<smbd::responder::Responder>(o);
         ASSERT_EQ(responder_->start(), 0);
         serving_ = std::thread([this] { run_err_ = responder_->run(); });
@@ -199,11 +206,13 @@ TEST_P(Rdma, EveryByteReadBackAsWrittenFromOneByteToTheMaxSize)
     const auto &s = stop();
     EXPECT_EQ(s.writes, 8u);
     EXPECT_EQ(s.reads, 8u);
+    EXPECT_EQ(s.rw_replies, GetParam().rw_reply ? 8u : 0u);
     EXPECT_EQ(s.rdma_bytes_read, total);
     EXPECT_EQ(s.rdma_bytes_written, total);
     EXPECT_EQ(s.rdma_errors, 0u);
     EXPECT_EQ(delta("rdma_read_bytes"), int64_t(total));
     EXPECT_EQ(delta("rdma_write_bytes"), int64_t(total));
+    EXPECT_EQ(delta("rdma_replies"), GetParam().rw_reply ? 8 : 0);
 }
 
 // A transfer split over several descriptors, each a window of its own,
@@ -386,10 +395,14 @@ TEST_P(Rdma, BadTokenCostsTheConnectionNotTheResponder)
     EXPECT_LE(s.reads, iwarp ? 2u : 1u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Loop, Rdma, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool> &i) {
-                             return i.param ? "Tevent" : "Poll";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Loop, Rdma,
+    ::testing::Values(Loop{false, true}, Loop{true, true}, Loop{false, false},
+                      Loop{true, false}),
+    [](const ::testing::TestParamInfo<Loop> &i) {
+        return std::string(i.param.tevent ? "Tevent" : "Poll") +
+               (i.param.rw_reply ? "ReplyWithWrite" : "ReplyAfterDone");
+    });
 
 } // namespace
 } // namespace scenario

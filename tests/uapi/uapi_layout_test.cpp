@@ -163,9 +163,10 @@ PIN(smbd_slice, offset, 4);
 PIN(smbd_slice, length, 8);
 PIN(smbd_slice, __reserved, 12);
 
-SIZE(smbd_rw_op, 48);
-// the first version, which callers may still pass
-static_assert(sizeof(struct smbd_rw_op) == SMBD_RW_OP_SIZE_V1);
+SIZE(smbd_rw_op, 64);
+static_assert(sizeof(struct smbd_rw_op) == SMBD_RW_OP_SIZE_V2);
+// the first version, which callers may still pass, ends before reply_ptr
+static_assert(offsetof(struct smbd_rw_op, reply_ptr) == SMBD_RW_OP_SIZE_V1);
 PIN(smbd_rw_op, conn_id, 0);
 PIN(smbd_rw_op, user_data, 8);
 PIN(smbd_rw_op, slices_ptr, 16);
@@ -174,6 +175,9 @@ PIN(smbd_rw_op, slice_count, 32);
 PIN(smbd_rw_op, desc_count, 36);
 PIN(smbd_rw_op, direction, 40);
 PIN(smbd_rw_op, __reserved, 44);
+PIN(smbd_rw_op, reply_ptr, 48);
+PIN(smbd_rw_op, reply_size, 56);
+PIN(smbd_rw_op, __reserved2, 60);
 
 SIZE(smbd_rdma_rw, 32);
 PIN(smbd_rdma_rw, size, 0);

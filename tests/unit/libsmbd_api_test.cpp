@@ -90,6 +90,8 @@ TEST(LibsmbdApi, NullHandlesAreRefusedNotDereferenced)
     EXPECT_EQ(n, 0u);
     EXPECT_EQ(smbd_dev_send(nullptr, nullptr, 0, &n), EINVAL);
     EXPECT_EQ(smbd_dev_rdma_start(nullptr, nullptr, 0, &n), EINVAL);
+    EXPECT_EQ(smbd_dev_rdma_start_replies(nullptr, nullptr, nullptr, 0, &n),
+              EINVAL);
     EXPECT_EQ(smbd_dev_fd(nullptr), -1);
     EXPECT_STREQ(smbd_dev_errmsg(nullptr), "no device handle");
     EXPECT_EQ(smbd_dev_buf_data(nullptr), nullptr);

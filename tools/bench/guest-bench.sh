@@ -6,9 +6,12 @@
 # 1 MiB, 64 KiB and 4 KiB. An SMB2 READ is served by RDMA WRITE, so it is
 # compared with ib_write_bw; an SMB2 WRITE by RDMA READ, so with ib_read_bw.
 # The responder serves on libsmbd (smb2-*), on libsmbd's tevent glue
-# (tevent-smb2-*), and, where make bench could build it, as it was before
-# libsmbd, on raw ioctls (ioctl-smb2-*); libsmbd-vs-ioctl-* and
-# tevent-vs-ioctl-* are the library's cost (1.00: none).
+# (tevent-smb2-*), both sending a READ's response with its RDMA WRITE;
+# on libsmbd sending it after the WRITE's RDMA_DONE (after-done-smb2-*,
+# rw-reply-vs-after-done-* the gain), and, where make bench could build
+# it, as it was before libsmbd, on raw ioctls (ioctl-smb2-*), which also
+# answers after RDMA_DONE: libsmbd-vs-ioctl-* is the library's cost (1.00:
+# none), tevent-vs-poll-* the tevent glue's.
 # Each size runs its cases back to back, so that a ratio compares
 # numbers taken under the same load. Prints one line per case,
 #   BENCH <case> <MB/s> ratio=<through the driver / raw>
@@ -210,6 +213,12 @@ cases_smb2() {
 	stop_responder
 }
 
+# both CASE A B: A against B, a ratio outside the summary, where both
+# sides were measured
+both() {
+	[ -z "$2" ] || [ -z "$3" ] || report "$1" "$2" "$3" nosummary
+}
+
 echo "bench: $dev on smbd0 at $SMBD_ADDR, ${seconds}s per case, $depth operations outstanding, MB = 10^6 bytes"
 
 [ -x "$ioctl_responder" ] ||
@@ -229,17 +238,20 @@ for size in $sizes; do
 	cases_smb2 "$l" tevent- "$size" nosummary \
 		"$bin/responder/smbdirect-responder" --tevent
 	tevent_read=$op_read tevent_write=$op_write
+	cases_smb2 "$l" after-done- "$size" nosummary \
+		"$bin/responder/smbdirect-responder" --no-rw-reply
+	after_read=$op_read after_write=$op_write
+	both "rw-reply-vs-after-done-read-$l" "$lib_read" "$after_read"
+	for op in read write; do
+		eval "lib=\$lib_$op tevent=\$tevent_$op"
+		both "tevent-vs-poll-$op-$l" "$tevent" "$lib"
+	done
 
 	[ -x "$ioctl_responder" ] || continue
 	cases_smb2 "$l" ioctl- "$size" nosummary "$ioctl_responder"
-	# the library's cost, where both sides were measured
 	for op in read write; do
-		eval "ioctl=\$op_$op lib=\$lib_$op tevent=\$tevent_$op"
-		[ -n "$ioctl" ] || continue
-		[ -z "$lib" ] ||
-			report "libsmbd-vs-ioctl-$op-$l" "$lib" "$ioctl" nosummary
-		[ -z "$tevent" ] ||
-			report "tevent-vs-ioctl-$op-$l" "$tevent" "$ioctl" nosummary
+		eval "ioctl=\$op_$op after=\$after_$op"
+		both "libsmbd-vs-ioctl-$op-$l" "$after" "$ioctl"
 	done
 done
 

@@ -49,7 +49,10 @@ void on_signal(int)
         "  --no-io-log               no log line per READ/WRITE (benchmarks)\n"
         "  --tevent                  run on a tevent loop through "
         "libsmbd-tevent,\n"
-        "                            as smbd does\n");
+        "                            as smbd does\n"
+        "  --no-rw-reply             send a READ's response after its "
+        "RDMA_DONE,\n"
+        "                            not with its RDMA WRITE\n");
     std::exit(rc);
 }
 
@@ -102,6 +105,7 @@ int main(int argc, char **argv)
         o_file_size,
         o_no_io_log,
         o_tevent,
+        o_no_rw_reply,
         o_help,
     };
     static const option longopts[] = {
@@ -126,6 +130,7 @@ int main(int argc, char **argv)
         {"file-size", required_argument, nullptr, o_file_size},
         {"no-io-log", no_argument, nullptr, o_no_io_log},
         {"tevent", no_argument, nullptr, o_tevent},
+        {"no-rw-reply", no_argument, nullptr, o_no_rw_reply},
         {"help", no_argument, nullptr, o_help},
         {},
     };
@@ -191,6 +196,9 @@ int main(int argc, char **argv)
             break;
         case o_tevent:
             opts.tevent = true;
+            break;
+        case o_no_rw_reply:
+            opts.rw_reply = false;
             break;
         case o_connections:
             opts.connections = number(opt, optarg);

@@ -303,12 +303,13 @@ void Responder::print_summary() const
         (unsigned long long)s.disconnected, (unsigned long long)s.ended);
     log("summary: %llu READs and %llu WRITEs answered, %llu refused, %llu "
         "waited for a buffer; RDMA: %llu operations, %llu bytes read from "
-        "peers, %llu bytes written to peers, %llu errors",
+        "peers, %llu bytes written to peers, %llu errors, %llu READ "
+        "answers sent with their WRITE",
         (unsigned long long)s.reads, (unsigned long long)s.writes,
         (unsigned long long)s.io_refused, (unsigned long long)s.io_queued,
         (unsigned long long)s.rdma_ops, (unsigned long long)s.rdma_bytes_read,
         (unsigned long long)s.rdma_bytes_written,
-        (unsigned long long)s.rdma_errors);
+        (unsigned long long)s.rdma_errors, (unsigned long long)s.rw_replies);
     for (const auto &[reason, n] : s.reasons)
         log("summary: %llu disconnected by %s", (unsigned long long)n,
             reason.c_str());

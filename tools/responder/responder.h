@@ -44,6 +44,9 @@ struct Options {
     uint64_t file_size = 64u << 20;
     // a tevent loop through libsmbd-tevent, as smbd runs, instead of poll()
     bool tevent = false;
+    // a READ's response goes with its RDMA WRITE where the kernel offers
+    // it (SMBD_FEATURE_RW_REPLY), not after its RDMA_DONE
+    bool rw_reply = true;
 };
 
 // What one process of the responder saw and did.
@@ -66,6 +69,7 @@ struct Summary {
     uint64_t rdma_bytes_read = 0;    // pulled from peers (for WRITE)
     uint64_t rdma_bytes_written = 0; // pushed to peers (for READ)
     uint64_t rdma_errors = 0;        // failed to start or RDMA_DONE error
+    uint64_t rw_replies = 0;         // READ answers sent with their WRITE
     uint64_t disconnected = 0;       // DISCONNECTED on this process's file
     // connections ended: DISCONNECTED here, and each child that exited
     // (for the connection it claimed)
@@ -109,6 +113,8 @@ class Responder {
         // end it before the connection's DISCONNECTED
         bool started = false;
         tevent_req *req = nullptr; // on a tevent loop: the glue has it
+        // a READ whose response goes with its RDMA WRITE
+        std::vector<uint8_t> reply;
     };
     struct Closer {
         void operator()(smbd_dev *d) const { smbd_dev_close(d); }
@@ -143,6 +149,10 @@ class Responder {
     void on_io_request(uint64_t conn_id, std::span<const uint8_t> pdu);
     void answer(uint64_t conn_id, const Decision &d,
                 std::vector<uint8_t> response);
+    void count_answer(uint64_t conn_id, const Decision &d,
+                      std::span<const uint8_t> response);
+    void prepare_reply(Io &io);
+    static smbd_dev_pdu reply_pdu(const Io &io, iovec &iov);
     static std::vector<std::span<uint8_t>> memory(const Io &io);
     void start_transfers();
     smbd_dev_rdma rdma_op(uint64_t id) const;

@@ -41,6 +41,13 @@ void Responder::reset_io()
 void Responder::answer(uint64_t conn_id, const Decision &d,
                        std::vector<uint8_t> response)
 {
+    count_answer(conn_id, d, response);
+    pending_.push_back({conn_id, std::move(response), d.invalidate});
+}
+
+void Responder::count_answer(uint64_t conn_id, const Decision &d,
+                             std::span<const uint8_t> response)
+{
     uint32_t status = smbd_get_le32(response.data() + SMB2_HDR_STATUS);
     bool read =
         smbd_get_le16(response.data() + SMB2_HDR_COMMAND) == smb2rw::SMB2_READ;
@@ -54,7 +61,29 @@ void Responder::answer(uint64_t conn_id, const Decision &d,
         log("conn %llu: %s: status 0x%08x%s",
             static_cast<unsigned long long>(conn_id), d.note.c_str(), status,
             d.invalidate ? ", send with invalidate" : "");
-    pending_.push_back({conn_id, std::move(response), d.invalidate});
+}
+
+// A READ's response, built before the RDMA WRITE that goes in front of it.
+void Responder::prepare_reply(Io &io)
+{
+    const Transfer &t = *io.decision.transfer;
+    if (t.write || !opts_.rw_reply || !(info_.features & SMBD_FEATURE_RW_REPLY))
+        return;
+    io.reply = files_->complete(t, t.bytes, memory(io));
+}
+
+smbd_dev_pdu Responder::reply_pdu(const Io &io, iovec &iov)
+{
+    iov = {const_cast<uint8_t *>(io.reply.data()), io.reply.size()};
+    smbd_dev_pdu p{};
+    p.conn_id = io.conn_id;
+    p.iov = &iov;
+    p.iovcnt = 1;
+    if (io.decision.invalidate) {
+        p.flags = SMBD_SEND_INVALIDATE;
+        p.invalidate_token = *io.decision.invalidate;
+    }
+    return p;
 }
 
 void Responder::on_io_request(uint64_t conn_id, std::span<const uint8_t> pdu)
@@ -111,18 +140,28 @@ void Responder::start_transfers()
         const Transfer &t = *ready.decision.transfer;
         if (!t.write)
             files_->fill(t, memory(ready));
+        prepare_reply(ready);
         ready_.push_back(id);
     }
     if (glue_)
         return start_tevent_transfers();
     std::vector<smbd_dev_rdma> ops;
-    for (uint64_t id : ready_)
+    std::vector<iovec> iovs(ready_.size());
+    std::vector<smbd_dev_pdu> pdus(ready_.size());
+    std::vector<const smbd_dev_pdu *> replies;
+    for (uint64_t id : ready_) {
+        const Io &io = in_flight_.at(id);
         ops.push_back(rdma_op(id));
+        size_t i = replies.size();
+        pdus[i] = reply_pdu(io, iovs[i]);
+        replies.push_back(io.reply.empty() ? nullptr : &pdus[i]);
+    }
     size_t next = 0;
     while (next < ops.size()) {
         size_t done = 0;
-        int err = smbd_dev_rdma_start(dev_.get(), ops.data() + next,
-                                      ops.size() - next, &done);
+        int err = smbd_dev_rdma_start_replies(dev_.get(), ops.data() + next,
+                                              replies.data() + next,
+                                              ops.size() - next, &done);
         for (size_t i = next; i < next + done; i++)
             in_flight_.at(ops[i].user_data).started = true;
         summary_.rdma_ops += done;
@@ -212,6 +251,15 @@ void Responder::on_rdma_done(uint64_t id, int32_t status, uint64_t bytes)
         summary_.rdma_bytes_read += moved;
     else
         summary_.rdma_bytes_written += moved;
+    if (!io.reply.empty()) {
+        // its response went behind the WRITE
+        smbd_dev_buf_free(io.buf);
+        count_answer(io.conn_id, io.decision, io.reply);
+        summary_.pdus_sent++;
+        summary_.bytes_sent += io.reply.size();
+        summary_.rw_replies++;
+        return;
+    }
     std::vector<uint8_t> response = files_->complete(t, moved, memory(io));
     smbd_dev_buf_free(io.buf);
     answer(io.conn_id, io.decision, std::move(response));

@@ -121,7 +121,13 @@ void Responder::start_tevent_transfers()
 {
     for (uint64_t id : ready_) {
         smbd_dev_rdma op = rdma_op(id);
-        tevent_req *req = smbd_tevent_rdma_send(ev_, ev_, glue_, &op);
+        const Io &ready = in_flight_.at(id);
+        iovec iov;
+        smbd_dev_pdu reply = reply_pdu(ready, iov);
+        tevent_req *req =
+            ready.reply.empty()
+                ? smbd_tevent_rdma_send(ev_, ev_, glue_, &op)
+                : smbd_tevent_rdma_reply_send(ev_, ev_, glue_, &op, &reply);
         auto *cb = req ? talloc(req, RdmaCallback) : nullptr;
         if (!cb) {
             talloc_free(req);

@@ -87,6 +87,7 @@ enum {
 #define SMBD_EVENT_SIZE_V1 128		/* struct smbd_event */
 #define SMBD_SEND_ENTRY_SIZE_V1 40	/* struct smbd_send_entry */
 #define SMBD_RW_OP_SIZE_V1 48		/* struct smbd_rw_op */
+#define SMBD_RW_OP_SIZE_V2 64		/* ... with @reply_ptr */
 #define SMBD_MAX_ELEMENT_SIZE 4096
 
 /* Feature bits of smbd_info.out_features: one per capability. */
@@ -99,6 +100,7 @@ enum {
 #define SMBD_FEATURE_POOL (1ULL << 6)		/* GET_MEM_PARAMS + mmap */
 #define SMBD_FEATURE_RDMA_RW (1ULL << 7)	/* RDMA_RW */
 #define SMBD_FEATURE_DISCONNECT (1ULL << 8)	/* DISCONNECT */
+#define SMBD_FEATURE_RW_REPLY (1ULL << 9)	/* smbd_rw_op.reply_ptr */
 
 /**
  * struct smbd_info - SMBD_IOC_GET_INFO: the first call of every user
@@ -593,6 +595,12 @@ struct smbd_slice {
  * @desc_count: entries at @descs_ptr (1..out_max_descriptors)
  * @direction: SMBD_RW_*
  * @__reserved: must be 0
+ * @reply_ptr: 0, or (SMBD_FEATURE_RW_REPLY, SMBD_RW_WRITE_TO_PEER only) a
+ *	struct smbd_send_entry for the same connection: the SMB2 READ
+ *	response, sent behind the RDMA WRITE without waiting for it
+ * @reply_size: sizeof(struct smbd_send_entry) as the caller knows it, as
+ *	SEND_PDU's entry_size; 0 without @reply_ptr
+ * @__reserved2: must be 0
  *
  * Moves min(sum of slices, sum of descriptors) bytes, descriptor by
  * descriptor: each descriptor takes the next min(its Length, bytes left)
@@ -614,7 +622,22 @@ struct smbd_slice {
  * connection stays). RDMA_DONE events are never dropped for a full queue,
  * and come before the connection's DISCONNECTED. The pool pages stay in
  * use until RDMA_DONE; the client's memory too, so send the SMB2 response
- * only after it.
+ * only after it, or let the kernel send it with the operation (@reply_ptr).
+ *
+ * A reply is checked and copied like a SEND_PDU entry before the call
+ * returns (the errors of SEND_PDU; SMBD_SEND_NOTIFY is refused, RDMA_DONE
+ * tells), and queued behind the connection's PDUs once the operation's
+ * work requests are posted: a reliable
+ * connection delivers a SEND after the RDMA WRITEs posted before it on
+ * the queue pair (InfiniBand, RoCE and iWARP alike), so the client sees
+ * the data before the response, one wait sooner than through RDMA_DONE
+ * (Linux's NFS server answers RDMA reads the same way). Until then PDUs
+ * of later SEND_PDUs may overtake it. An operation that could not be
+ * posted sends no reply: its RDMA_DONE has -ENOMEM or -EINVAL and the
+ * connection stays, so answer the request another way. With status 0 the
+ * reply was queued before the RDMA_DONE, unless the connection was
+ * already ending (a failure, or DISCONNECT before the operation was
+ * posted): then DISCONNECTED follows.
  */
 struct smbd_rw_op {
 	__aligned_u64 conn_id;
@@ -625,6 +648,9 @@ struct smbd_rw_op {
 	__u32 desc_count;
 	__u32 direction;
 	__u32 __reserved;
+	__aligned_u64 reply_ptr;
+	__u32 reply_size;
+	__u32 __reserved2;
 };
 
 /**

@@ -453,8 +453,9 @@ void Thread::answer(const Handle &h, uint64_t conn,
 
 // An SMB2 WRITE or READ with an RDMA channel, served as smbd would: one
 // RDMA_RW against the peer's descriptors, now and then one of them gone
-// wrong (past the registration, another token), then the response. False
-// when @pdu is no such request or the file has no pool.
+// wrong (past the registration, another token), then the response, or for
+// a READ half the time the response with the RDMA WRITE. False when @pdu
+// is no such request or the file has no pool.
 bool Thread::serve_rw(const Handle &h, uint64_t conn,
                       std::span<const uint8_t> pdu)
 {
@@ -512,6 +513,19 @@ bool Thread::serve_rw(const Handle &h, uint64_t conn,
     op.slice_count = static_cast<uint32_t>(slices.size());
     op.desc_count = static_cast<uint32_t>(descs.size() / 16);
     op.direction = direction;
+    // a READ's response with its RDMA WRITE, or after it
+    smbd_iovec iov = {reinterpret_cast<uint64_t>(resp.data()), resp.size()};
+    smbd_send_entry reply = {};
+    const bool with_reply = direction == SMBD_RW_WRITE_TO_PEER &&
+                            (proc.info.out_features & SMBD_FEATURE_RW_REPLY) &&
+                            rng.percent(50);
+    if (with_reply) {
+        reply.conn_id = conn;
+        reply.iov_ptr = reinterpret_cast<uint64_t>(&iov);
+        reply.iov_count = 1;
+        op.reply_ptr = reinterpret_cast<uint64_t>(&reply);
+        op.reply_size = sizeof(reply);
+    }
     smbd_rdma_rw req = {};
     req.size = sizeof(req);
     req.count = 1;
@@ -526,7 +540,7 @@ bool Thread::serve_rw(const Handle &h, uint64_t conn,
     check(OP_RDMA_RW, err,
           errnos({0, EINVAL, ENOENT, ENOTCONN, EMSGSIZE, EAGAIN, ENOMEM}), h,
           "serving an SMB2 READ/WRITE");
-    if (!err && rng.percent(70))
+    if (!err && !with_reply && rng.percent(70))
         answer(h, conn, resp);
     return true;
 }

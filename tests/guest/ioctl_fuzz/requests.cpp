@@ -373,20 +373,41 @@ void Thread::build_send_pdu(const Handle &h, Request &req)
     const size_t n = std::min(sp.count, batch);
     const size_t stride = std::clamp<size_t>(sp.entry_size, esize, 4096);
     std::vector<uint8_t> entries(n * stride);
+    const uint8_t *pdu = pdu_bytes();
+    for (size_t i = 0; i < n; i++) {
+        smbd_send_entry e = send_entry(conn_id(h), pdu, req);
+        std::memcpy(&entries[i * stride], &e, esize);
+        if (tail_nonzero)
+            entries[i * stride + esize + rng.below(stride - esize)] =
+                static_cast<uint8_t>(rng.range(1, 255));
+    }
+    sp.entries_ptr = put(entries.data(), entries.size(), req, "entries_ptr");
+}
 
-    // the PDUs: an SMB2 protocol id, then anything
-    constexpr size_t kPdu = 64 << 10;
-    uint8_t *pdu = alloc(kPdu);
+// PDU bytes entries point into: an SMB2 protocol id, then anything.
+const uint8_t *Thread::pdu_bytes()
+{
+    uint8_t *pdu = alloc(kPduBytes);
     if (pdu) {
-        std::memset(pdu, 0, kPdu);
+        std::memset(pdu, 0, kPduBytes);
         const uint8_t id[] = {0xfe, 'S', 'M', 'B', 64};
         std::memcpy(pdu, id, sizeof(id));
         for (int i = 0; i < 64; i++)
-            pdu[rng.below(kPdu)] = static_cast<uint8_t>(rng.next());
+            pdu[rng.below(kPduBytes)] = static_cast<uint8_t>(rng.next());
     }
-    for (size_t i = 0; i < n; i++) {
-        smbd_send_entry e = {};
-        e.conn_id = conn_id(h);
+    return pdu;
+}
+
+// One SEND_PDU entry for @conn (or an RDMA_RW reply), its iovecs into
+// @pdu (pdu_bytes(); nullptr: elsewhere).
+smbd_send_entry Thread::send_entry(uint64_t conn, const uint8_t *pdu,
+                                   Request &req)
+{
+    const smbd_info &info = proc.info;
+    constexpr size_t kPdu = kPduBytes;
+    smbd_send_entry e = {};
+    {
+        e.conn_id = conn;
         e.user_data = rng.next();
         switch (hostile ? rng.below(20) : 2 + rng.below(18)) {
         case 0:
@@ -452,12 +473,8 @@ void Thread::build_send_pdu(const Handle &h, Request &req)
             e.__reserved = static_cast<uint32_t>(rng.next()) | 1;
             req.mutated("entry __reserved");
         }
-        std::memcpy(&entries[i * stride], &e, esize);
-        if (tail_nonzero)
-            entries[i * stride + esize + rng.below(stride - esize)] =
-                static_cast<uint8_t>(rng.range(1, 255));
     }
-    sp.entries_ptr = put(entries.data(), entries.size(), req, "entries_ptr");
+    return e;
 }
 
 // Slices of the pool: mostly in distinct buffers, so they never overlap.
@@ -587,11 +604,16 @@ void Thread::build_rdma_rw(const Handle &h, Request &req)
             req.mutated("op tail");
     }
     else {
-        const uint32_t v[] = {0, osize - 1, 4097};
+        const uint32_t v[] = {0, SMBD_RW_OP_SIZE_V1 - 1, 4097};
         rw.op_size = rng.pick(v);
         req.mutated("op_size");
         req.inner = EINVAL;
     }
+    // the first version, as old callers pass it: no reply
+    const bool v1 = rw.op_size == osize && rng.percent(10);
+    if (v1)
+        rw.op_size = SMBD_RW_OP_SIZE_V1;
+    const uint8_t *pdu = pdu_bytes();
 
     // a few slice and descriptor lists the operations share
     struct List {
@@ -610,7 +632,8 @@ void Thread::build_rdma_rw(const Handle &h, Request &req)
              static_cast<uint32_t>(d.size() / 16)};
     }
     const size_t n = std::min(rw.count, batch);
-    const size_t stride = std::clamp<size_t>(rw.op_size, osize, 4096);
+    const size_t stride =
+        std::clamp<size_t>(rw.op_size, SMBD_RW_OP_SIZE_V1, 4096);
     std::vector<uint8_t> ops(n * stride);
     for (size_t i = 0; i < n; i++) {
         smbd_rw_op op = {};
@@ -642,12 +665,65 @@ void Thread::build_rdma_rw(const Handle &h, Request &req)
             op.__reserved = 1;
             req.mutated("op __reserved");
         }
-        std::memcpy(&ops[i * stride], &op, osize);
+        if (!v1 && rng.percent(25))
+            add_reply(op, pdu, req);
+        std::memcpy(&ops[i * stride], &op, std::min(osize, stride));
         if (tail_nonzero)
             ops[i * stride + osize + rng.below(stride - osize)] =
                 static_cast<uint8_t>(rng.range(1, 255));
     }
     rw.ops_ptr = put(ops.data(), ops.size(), req, "ops_ptr");
+}
+
+// An RDMA WRITE's reply: mostly as it should be, now and then not.
+void Thread::add_reply(smbd_rw_op &op, const uint8_t *pdu, Request &req)
+{
+    constexpr size_t esize = sizeof(smbd_send_entry);
+    // a reply goes with an RDMA WRITE (a mutated direction stays)
+    if (op.direction == SMBD_RW_READ_FROM_PEER)
+        op.direction = SMBD_RW_WRITE_TO_PEER;
+    smbd_send_entry e = send_entry(op.conn_id, pdu, req);
+    // RDMA_DONE tells whether a reply went: SEND_DONE is refused
+    if ((e.flags & SMBD_SEND_NOTIFY) && hostile)
+        req.mutated("reply notify");
+    else
+        e.flags &= ~SMBD_SEND_NOTIFY;
+    if (chance(5)) {
+        e.conn_id = op.conn_id + 1;
+        req.mutated("reply conn_id");
+    }
+    uint8_t raw[esize + 16] = {};
+    std::memcpy(raw, &e, esize);
+    op.reply_size = static_cast<uint32_t>(esize);
+    switch (hostile ? rng.below(12) : 4 + rng.below(8)) {
+    case 0:
+        op.reply_size = rng.percent(50) ? SMBD_SEND_ENTRY_SIZE_V1 - 1 : 4097;
+        req.mutated("reply_size");
+        break;
+    case 1:
+        op.reply_size = 0;
+        req.mutated("reply_size=0");
+        break;
+    case 2:
+        op.reply_size = static_cast<uint32_t>(esize + 16);
+        raw[esize + rng.below(16)] = static_cast<uint8_t>(rng.range(1, 255));
+        req.mutated("reply tail");
+        break;
+    case 3:
+        op.direction = SMBD_RW_READ_FROM_PEER;
+        req.mutated("reply with an RDMA READ");
+        break;
+    case 4:
+        op.reply_size = static_cast<uint32_t>(esize + 16);
+        break;
+    default:
+        break;
+    }
+    op.reply_ptr = put(raw, sizeof(raw), req, "reply_ptr");
+    if (chance(4)) {
+        op.__reserved2 = 1;
+        req.mutated("op __reserved2");
+    }
 }
 
 } // namespace fuzz

@@ -183,6 +183,10 @@ class Thread {
     void build_get_events(Request &req);
     void build_send_pdu(const Handle &h, Request &req);
     void build_rdma_rw(const Handle &h, Request &req);
+    static constexpr size_t kPduBytes = 64 << 10;
+    const uint8_t *pdu_bytes();
+    smbd_send_entry send_entry(uint64_t conn, const uint8_t *pdu, Request &req);
+    void add_reply(smbd_rw_op &op, const uint8_t *pdu, Request &req);
     uint64_t conn_id(const Handle &h);
     std::vector<uint8_t> slices(Request &req);
     std::vector<uint8_t> descriptors(Request &req);
