@@ -797,6 +797,7 @@ scenario() {
 	reconnects0=$(dmesg | grep -c 'RDMA transport re-established')
 	r0=$(counter rdma_read_bytes) w0=$(counter rdma_write_bytes)
 	in0=$(counter bytes_received) out0=$(counter bytes_sent)
+	writes0=$(counter rdma_writes) replies0=$(counter rdma_replies)
 	"$workload" || return 1
 	umount "$E2E_MNT" || fail "umount failed" || return 1
 	reconnects=$(( $(dmesg | grep -c 'RDMA transport re-established') - reconnects0 ))
@@ -809,6 +810,8 @@ scenario() {
 	pushed=$(( $(counter rdma_write_bytes) - w0 ))
 	inline_in=$(( $(counter bytes_received) - in0 ))
 	inline_out=$(( $(counter bytes_sent) - out0 ))
+	writes=$(( $(counter rdma_writes) - writes0 ))
+	replies=$(( $(counter rdma_replies) - replies0 ))
 	bytes=$((E2E_BIG_MB * 1048576))
 	[ "${E2E_SERVER:-samba}" = samba ] || mode=none
 	case $mode in
@@ -820,6 +823,11 @@ scenario() {
 		# the big file went both ways by RDMA
 		[ "$pulled" -ge "$bytes" ] && [ "$pushed" -ge "$bytes" ] ||
 			fail "RDMA moved $pulled bytes in and $pushed out, expected at least $bytes each" ||
+			return 1
+		# READs read into pool memory go out with their response (a
+		# READ whose data waited for the pool answers after the WRITE)
+		[ "$replies" -gt 0 ] ||
+			fail "none of $writes RDMA WRITEs carried its READ response" ||
 			return 1 ;;
 	some)
 		[ "$pulled" -gt 0 ] && [ "$pushed" -gt 0 ] ||
@@ -833,7 +841,7 @@ scenario() {
 			fail "PDUs carried $inline_in bytes in and $inline_out out, expected at least $bytes each" ||
 			return 1 ;;
 	esac
-	E2E_DETAIL="channels=$channels conns=${E2E_CONNS:-none}${E2E_OWNERS:-} wrong_port=$E2E_WRONG_PORT rdma_in=$pulled rdma_out=$pushed pdu_in=$inline_in pdu_out=$inline_out $E2E_WORK"
+	E2E_DETAIL="channels=$channels conns=${E2E_CONNS:-none}${E2E_OWNERS:-} wrong_port=$E2E_WRONG_PORT rdma_in=$pulled rdma_out=$pushed replies_with_writes=$replies/$writes pdu_in=$inline_in pdu_out=$inline_out $E2E_WORK"
 }
 
 # put_file <from> <to>: through the page cache, or with E2E_WRITER=direct
