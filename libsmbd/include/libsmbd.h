@@ -348,16 +348,16 @@ int smbd_dev_rdma_start(struct smbd_dev *dev, const struct smbd_dev_rdma *ops,
 
 /*
  * As smbd_dev_rdma_start, each RDMA WRITE with the SMB2 READ response it
- * serves (@replies[i], for the same connection; NULL: none; @replies
- * NULL: none at all): the kernel
- * sends the response on the queue pair right behind the WRITE, which the
- * client therefore sees first, without a wait for RDMA_DONE in between
- * (SMBD_FEATURE_RW_REPLY; EOPNOTSUPP without). The response's bytes are
- * copied before the call returns; it takes no SMBD_SEND_NOTIFY. RDMA_DONE still ends each transfer and
- * the lending of its memory. Its status 0: the response was queued.
- * ENOMEM or EINVAL: the WRITE could not start, the response was not sent
- * and the connection stays; answer the request another way. EIO or
- * ENOTCONN: the connection goes down.
+ * serves (@replies[i], for the same connection; NULL: none; @replies NULL:
+ * none at all): the kernel sends the response on the queue pair right
+ * behind the WRITE, which the client therefore sees first, without a wait
+ * for RDMA_DONE in between (SMBD_FEATURE_RW_REPLY; EOPNOTSUPP without).
+ * The response's bytes are copied before the call returns; it takes no
+ * SMBD_SEND_NOTIFY. RDMA_DONE still ends each transfer and the lending of
+ * its memory. Its status 0: the response was queued. ENOMEM or EINVAL: the
+ * WRITE could not start, the response was not sent and the connection
+ * stays; answer the request another way. EIO or ENOTCONN: the connection
+ * goes down.
  */
 int smbd_dev_rdma_start_replies(struct smbd_dev *dev,
 				const struct smbd_dev_rdma *ops,
