@@ -728,7 +728,7 @@ int smbd_ioctl_rdma_rw(struct file *filp, void *cmd)
 	struct smbd_file *file = filp->private_data;
 	struct smbd_rdma_rw *rw = cmd;
 	u8 __user *ops = u64_to_user_ptr(rw->ops_ptr);
-	struct smbd_send_req *reply;
+	struct smbd_send_req reply;	/* an op's, one at a time */
 	struct smbd_slice *slices;
 	struct smbd_rw_op op;
 	u8 *descs;
@@ -746,8 +746,7 @@ int smbd_ioctl_rdma_rw(struct file *filp, void *cmd)
 	slices = kvmalloc_array(SMBD_MAX_SLICES, sizeof(*slices), GFP_KERNEL);
 	descs = kmalloc_array(SMBD_MAX_DESCRIPTORS, SMBD_BUFFER_DESC_SIZE,
 			      GFP_KERNEL);
-	reply = kmalloc(sizeof(*reply), GFP_KERNEL);
-	if (!slices || !descs || !reply) {
+	if (!slices || !descs) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -762,7 +761,7 @@ int smbd_ioctl_rdma_rw(struct file *filp, void *cmd)
 		    SMBD_EVENT_QUEUE_LEN)
 			ret = -EAGAIN;
 		else
-			ret = smbd_rw_op(file, &op, slices, descs, reply);
+			ret = smbd_rw_op(file, &op, slices, descs, &reply);
 		if (ret) {
 			atomic_dec(&file->rw_outstanding);
 			break;
@@ -774,6 +773,5 @@ int smbd_ioctl_rdma_rw(struct file *filp, void *cmd)
 out:
 	kvfree(slices);
 	kfree(descs);
-	kfree(reply);
 	return ret;
 }

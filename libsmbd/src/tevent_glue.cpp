@@ -111,13 +111,9 @@ int Glue::start_batch(size_t &started)
     catch (...) {
         err = ENOMEM;
     }
-    bool with_replies = std::any_of(replies.begin(), replies.end(),
-                                    [](const auto *r) { return r; });
     if (!err)
-        err = with_replies
-                  ? smbd_dev_rdma_start_replies(dev, batch.data(),
-                                                replies.data(), n, &started)
-                  : smbd_dev_rdma_start(dev, batch.data(), n, &started);
+        err = smbd_dev_rdma_start_replies(dev, batch.data(), replies.data(), n,
+                                          &started);
     // what started runs, owned by the set; the other records go
     for (size_t i = 0; i < records.size(); i++) {
         if (i < started) {

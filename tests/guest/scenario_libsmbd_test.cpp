@@ -247,6 +247,24 @@ TEST_F(LibsmbdOpen, BuffersAndTransfersAreCheckedBeforeTheKernel)
     // no reply array: smbd_dev_rdma_start
     EXPECT_EQ(smbd_dev_rdma_start_replies(dev.get(), &op, nullptr, 1, nullptr),
               ENOENT);
+    // the tevent glue refuses a reply that is missing or empty at once
+    TALLOC_CTX *mem = talloc_new(nullptr);
+    tevent_context *ev = tevent_context_init(mem);
+    ASSERT_TRUE(ev);
+    smbd_tevent *glue = smbd_tevent_setup(
+        mem, ev, dev.get(), [](const smbd_dev_event *, void *) {}, nullptr);
+    ASSERT_TRUE(glue);
+    r = reply;
+    r.iovcnt = 0;
+    for (const smbd_dev_pdu *bad : {static_cast<const smbd_dev_pdu *>(nullptr),
+                                    static_cast<const smbd_dev_pdu *>(&r)}) {
+        tevent_req *req = smbd_tevent_rdma_reply_send(mem, ev, glue, &op, bad);
+        ASSERT_TRUE(req);
+        ASSERT_TRUE(tevent_req_poll(req, ev));
+        EXPECT_EQ(smbd_tevent_rdma_recv(req, nullptr), EINVAL);
+        talloc_free(req);
+    }
+    talloc_free(mem);
 
     uint64_t total = 0;
     EXPECT_EQ(smbd_dev_descs_check(dev.get(), descs, sizeof(descs), &total), 0);

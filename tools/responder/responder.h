@@ -152,7 +152,10 @@ class Responder {
     void count_answer(uint64_t conn_id, const Decision &d,
                       std::span<const uint8_t> response);
     void prepare_reply(Io &io);
-    static smbd_dev_pdu reply_pdu(const Io &io, iovec &iov);
+    // @bytes as one PDU for @conn_id, its iovec in @iov
+    static smbd_dev_pdu pdu_of(uint64_t conn_id,
+                               const std::vector<uint8_t> &bytes,
+                               std::optional<uint32_t> invalidate, iovec &iov);
     static std::vector<std::span<uint8_t>> memory(const Io &io);
     void start_transfers();
     smbd_dev_rdma rdma_op(uint64_t id) const;

@@ -72,16 +72,18 @@ void Responder::prepare_reply(Io &io)
     io.reply = files_->complete(t, t.bytes, memory(io));
 }
 
-smbd_dev_pdu Responder::reply_pdu(const Io &io, iovec &iov)
+smbd_dev_pdu Responder::pdu_of(uint64_t conn_id,
+                               const std::vector<uint8_t> &bytes,
+                               std::optional<uint32_t> invalidate, iovec &iov)
 {
-    iov = {const_cast<uint8_t *>(io.reply.data()), io.reply.size()};
+    iov = {const_cast<uint8_t *>(bytes.data()), bytes.size()};
     smbd_dev_pdu p{};
-    p.conn_id = io.conn_id;
+    p.conn_id = conn_id;
     p.iov = &iov;
     p.iovcnt = 1;
-    if (io.decision.invalidate) {
+    if (invalidate) {
         p.flags = SMBD_SEND_INVALIDATE;
-        p.invalidate_token = *io.decision.invalidate;
+        p.invalidate_token = *invalidate;
     }
     return p;
 }
@@ -153,7 +155,7 @@ void Responder::start_transfers()
         const Io &io = in_flight_.at(id);
         ops.push_back(rdma_op(id));
         size_t i = replies.size();
-        pdus[i] = reply_pdu(io, iovs[i]);
+        pdus[i] = pdu_of(io.conn_id, io.reply, io.decision.invalidate, iovs[i]);
         replies.push_back(io.reply.empty() ? nullptr : &pdus[i]);
     }
     size_t next = 0;
@@ -322,16 +324,8 @@ void Responder::flush_sends()
     std::vector<iovec> iov(pending_.size());
     std::vector<smbd_dev_pdu> pdus(pending_.size());
     for (size_t i = 0; i < pending_.size(); i++) {
-        Send &s = pending_[i];
-        iov[i] = {s.pdu.data(), s.pdu.size()};
-        smbd_dev_pdu &p = pdus[i];
-        p.conn_id = s.conn_id;
-        p.iov = &iov[i];
-        p.iovcnt = 1;
-        if (s.invalidate) {
-            p.flags = SMBD_SEND_INVALIDATE;
-            p.invalidate_token = *s.invalidate;
-        }
+        const Send &s = pending_[i];
+        pdus[i] = pdu_of(s.conn_id, s.pdu, s.invalidate, iov[i]);
     }
     std::span<const smbd_dev_pdu> rest(pdus);
     while (!rest.empty()) {

@@ -123,7 +123,8 @@ void Responder::start_tevent_transfers()
         smbd_dev_rdma op = rdma_op(id);
         const Io &ready = in_flight_.at(id);
         iovec iov;
-        smbd_dev_pdu reply = reply_pdu(ready, iov);
+        smbd_dev_pdu reply =
+            pdu_of(ready.conn_id, ready.reply, ready.decision.invalidate, iov);
         tevent_req *req =
             ready.reply.empty()
                 ? smbd_tevent_rdma_send(ev_, ev_, glue_, &op)

@@ -627,11 +627,11 @@ struct smbd_slice {
  * A reply is checked and copied like a SEND_PDU entry before the call
  * returns (the errors of SEND_PDU; SMBD_SEND_NOTIFY is refused, RDMA_DONE
  * tells), and queued behind the connection's PDUs once the operation's
- * work requests are posted: a reliable
- * connection delivers a SEND after the RDMA WRITEs posted before it on
- * the queue pair (InfiniBand, RoCE and iWARP alike), so the client sees
- * the data before the response, one wait sooner than through RDMA_DONE
- * (Linux's NFS server answers RDMA reads the same way). Until then PDUs
+ * work requests are posted: a reliable connection delivers a SEND after
+ * the RDMA WRITEs posted before it on the queue pair (InfiniBand, RoCE and
+ * iWARP alike), so the client sees the data before the response, one wait
+ * sooner than through RDMA_DONE (Linux's NFS server answers RDMA reads the
+ * same way). Until then PDUs
  * of later SEND_PDUs may overtake it. An operation that could not be
  * posted sends no reply: its RDMA_DONE has -ENOMEM or -EINVAL and the
  * connection stays, so answer the request another way. With status 0 the
