@@ -11,10 +11,13 @@
 # a real server. MB = 10^6 bytes/s.
 #   BENCH-DETAIL <server>-<case> <MB/s> iops=<n> cpu-per-gib=<s> answers-per-request=<PDUs sent per PDU received>
 #   BENCH samba-vs-ksmbd-<case> <Samba MB/s> ratio=<Samba/ksmbd> cpu-per-gib=<Samba's s> cpu-ratio=<Samba/ksmbd>
+#   BENCH scaling-<case> <Samba's MB/s over its c1 case's> ratio=<Samba's scaling/ksmbd's>
 #   BENCH-PROFILE <server>-read-4k-qd<depth>-c1 <share of samples> <process> <binary>
-# with <case> = <read|write>-<size>-qd<depth>-c<clients>. A case a server
-# could not run is BENCH-UNMEASURED, its ratios "none"; the bench fails only
-# when nothing was measured (tools/bench/lib.sh).
+# with <case> = <read|write>-<size>-qd<depth>-c<clients>; scaling is what
+# separate sessions gain over one, Samba's smbd processes against ksmbd's
+# threads. A case a server could not run is BENCH-UNMEASURED, its ratios
+# "none"; the bench fails only when nothing was measured
+# (tools/bench/lib.sh).
 set -u
 . "$SMBD_REPO/tests/e2e/lib.sh"
 BENCH_STATE=$(mktemp -d)
@@ -174,6 +177,31 @@ for size in $SIZES; do
 				! positive "$cpu" ||
 					cpu_ratio=$(awk -v s="$samba_cpu" -v k="$cpu" 'BEGIN { printf "%.2f", s / k }')
 				echo "$line cpu-per-gib=$samba_cpu cpu-ratio=$cpu_ratio"
+			done
+		done
+	done
+done
+# scale <server> <case> <clients>: the case's MB/s over the same case's
+# from one mount; fails when either was not measured
+scale() {
+	one=$(awk -v c="$2-c1" '$1 == c { print $2 }' "$E2E_DIR/bench.$1")
+	many=$(awk -v c="$2-c$3" '$1 == c { print $2 }' "$E2E_DIR/bench.$1")
+	positive "$one" && positive "$many" &&
+		awk -v a="$many" -v b="$one" 'BEGIN { printf "%.2f\n", a / b }'
+}
+
+for size in $SIZES; do
+	for depth in $DEPTHS; do
+		for n in $CLIENTS; do
+			[ "$n" != 1 ] || continue
+			for rw in write read; do
+				c=$rw-$size-qd$depth
+				if ! samba=$(scale samba "$c" "$n"); then
+					unmeasured "scaling-$c-c$n" "Samba's cases were not both measured"
+					continue
+				fi
+				ksmbd=$(scale ksmbd "$c" "$n") || ksmbd=
+				report "scaling-$c-c$n" "$samba" "$ksmbd" nosummary
 			done
 		done
 	done
