@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Each file's event queue (after ucma.c): a bounded list and a wait queue.
- * A full queue drops the event and counts it; the next GET_EVENTS starts
- * with an OVERFLOW record, so loss is never silent. NEW_CHANNEL,
- * DISCONNECTED and RDMA_DONE are exempt: one each per connection or per
- * RDMA operation (RDMA_RW bounds those whose RDMA_DONE is unread), and
- * without them the owner could not know its connections or reuse its
- * buffers. GET_EVENTS copies event records and their data (PDUs, NEGOTIATE
- * bytes) to the caller's buffers.
+ * Each file's event queue (after ucma.c): a list and a wait queue, bounded
+ * where each event comes from (smbd_event_droppable()). SEND_DONE and
+ * NEW_CONNECTION beyond the queue's length are dropped and counted; the
+ * next GET_EVENTS starts with an OVERFLOW record, so loss is never silent.
+ * The others are never dropped: without them the owner could not read its
+ * PDUs, know its connections or reuse its buffers. GET_EVENTS copies event
+ * records and their data (PDUs, NEGOTIATE bytes) to the caller's buffers.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -38,27 +37,40 @@ void smbd_kevent_free(struct smbd_kevent *kev)
 }
 
 /*
+ * Whether the queue's length bounds @type. The others are bounded where they
+ * come from and never dropped, so that a full queue cannot cost a healthy
+ * connection anything: a connection's unread PDUs (recv.c), the RDMA_DONEs
+ * of a file's operations (rw_outstanding), one NEW_CHANNEL and one
+ * DISCONNECTED per connection. SEND_DONEs and NEW_CONNECTIONs beyond the
+ * length are dropped and counted.
+ */
+static bool smbd_event_droppable(u32 type)
+{
+	return type == SMBD_EVENT_SEND_DONE ||
+	       type == SMBD_EVENT_NEW_CONNECTION;
+}
+
+/*
  * Queue @kev on @file: 0, or -ESHUTDOWN when the file is closing, or
- * -ENOSPC when the queue is full (counted as lost). On error the caller
- * still owns @kev.
+ * -ENOSPC when a droppable event finds the queue full (counted as lost).
+ * On error the caller still owns @kev.
  */
 int smbd_event_push(struct smbd_file *file, struct smbd_kevent *kev)
 {
+	bool droppable = smbd_event_droppable(kev->ev.type);
 	unsigned long flags;
 	int ret = 0;
 
 	spin_lock_irqsave(&file->lock, flags);
 	if (file->closing) {
 		ret = -ESHUTDOWN;
-	} else if (file->nr_events >= SMBD_EVENT_QUEUE_LEN &&
-		   kev->ev.type != SMBD_EVENT_NEW_CHANNEL &&
-		   kev->ev.type != SMBD_EVENT_DISCONNECTED &&
-		   kev->ev.type != SMBD_EVENT_RDMA_DONE) {
+	} else if (droppable && file->nr_droppable >= SMBD_EVENT_QUEUE_LEN) {
 		file->lost++;
 		ret = -ENOSPC;
 	} else {
 		list_add_tail(&kev->node, &file->events);
 		file->nr_events++;
+		file->nr_droppable += droppable;
 	}
 	spin_unlock_irqrestore(&file->lock, flags);
 	if (!ret)
@@ -180,6 +192,7 @@ static int smbd_events_copy_out(struct smbd_file *file,
 		spin_lock_irqsave(&file->lock, flags);
 		list_del(&kev->node);
 		file->nr_events--;
+		file->nr_droppable -= smbd_event_droppable(kev->ev.type);
 		spin_unlock_irqrestore(&file->lock, flags);
 		if (kev->ev.type == SMBD_EVENT_RDMA_DONE)
 			atomic_dec(&file->rw_outstanding);
@@ -232,6 +245,7 @@ void smbd_events_drain(struct smbd_file *file)
 	spin_lock_irqsave(&file->lock, flags);
 	list_splice_init(&file->events, &list);
 	file->nr_events = 0;
+	file->nr_droppable = 0;
 	spin_unlock_irqrestore(&file->lock, flags);
 	list_for_each_entry_safe(kev, tmp, &list, node)
 		smbd_kevent_free(kev);

@@ -62,6 +62,8 @@ static int smbd_get_info(struct file *filp, void *cmd)
 	info->out_ib_port = smbd_ib_port;
 	info->out_port_flags = smbd_iwarp_port && READ_ONCE(smbd_ib_on_iwarp_port) ?
 			       SMBD_PORT_IB_ON_IWARP : 0;
+	info->out_max_sessions = SMBD_MAX_SESSIONS;
+	info->__reserved = 0;
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 
 #include <linux/capability.h>
 #include <linux/overflow.h>
+#include <linux/uidgid.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -196,6 +197,13 @@ pid_t smbd_params_master_tgid(void)
 {
 	lockdep_assert_held(&smbd_lock);
 	return smbd_master ? smbd_master->owner_tgid : 0;
+}
+
+/* Whether @uid is the master's user (smbd_lock held). */
+bool smbd_params_master_user(kuid_t uid)
+{
+	lockdep_assert_held(&smbd_lock);
+	return smbd_master && uid_eq(uid, smbd_master->owner);
 }
 
 /* @file stops being the master (closing, or failed SET_PARAMS): was it? */

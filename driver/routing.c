@@ -215,12 +215,15 @@ void smbd_route_file_closed(struct smbd_file *file)
 			smbd_conn_fail(conn, SMBD_REASON_NO_LISTENER);
 		}
 	}
+	if (!file->nr_sessions)
+		return;
 	hash_for_each_safe(smbd_sessions, bkt, tmp, s, node) {
 		if (s->file != file)
 			continue;
 		hash_del(&s->node);
 		kfree(s);
 	}
+	file->nr_sessions = 0;
 }
 
 int smbd_ioctl_listen(struct file *filp, void *cmd)
@@ -274,6 +277,20 @@ out:
 	return ret;
 }
 
+/*
+ * A registered session's binding channels go to the file that registered
+ * it, so only smbd may: processes of the master's user, or an
+ * administrator. Checked before the table is looked at, so that nobody
+ * else can probe it for SessionIds.
+ */
+static bool smbd_may_register(void)
+{
+	lockdep_assert_held(&smbd_lock);
+	/* the user first: capable() audits a refusal */
+	return smbd_params_master_user(current_euid()) ||
+	       capable(CAP_NET_ADMIN);
+}
+
 int smbd_ioctl_register_session(struct file *filp, void *cmd)
 {
 	struct smbd_file *file = filp->private_data;
@@ -284,13 +301,22 @@ int smbd_ioctl_register_session(struct file *filp, void *cmd)
 	if (req->flags || req->session_id == 0)
 		return -EINVAL;
 	mutex_lock(&smbd_lock);
+	if (!smbd_may_register()) {
+		ret = -EPERM;
+		goto out;
+	}
 	s = smbd_session_find(req->session_id);
 	if (s) {
 		if (s->file != file)
 			ret = -EBUSY;
 		goto out;
 	}
-	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	/* the table is walked under smbd_lock: each file holds a share */
+	if (file->nr_sessions >= SMBD_MAX_SESSIONS) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 	if (!s) {
 		ret = -ENOMEM;
 		goto out;
@@ -298,6 +324,7 @@ int smbd_ioctl_register_session(struct file *filp, void *cmd)
 	s->id = req->session_id;
 	s->file = file;
 	hash_add(smbd_sessions, &s->node, s->id);
+	file->nr_sessions++;
 out:
 	mutex_unlock(&smbd_lock);
 	return ret;
@@ -319,6 +346,7 @@ int smbd_ioctl_unregister_session(struct file *filp, void *cmd)
 	} else {
 		hash_del(&s->node);
 		kfree(s);
+		file->nr_sessions--;
 	}
 	mutex_unlock(&smbd_lock);
 	return ret;

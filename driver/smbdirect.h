@@ -32,6 +32,7 @@
 #define SMBD_MAX_SLICES 256
 #define SMBD_MAX_DESCRIPTORS 64
 #define SMBD_MAX_IOVS 16
+#define SMBD_MAX_SESSIONS 4096	/* registered per file */
 
 /*
  * RDMA READ/WRITE: rdma_rw operations in flight per connection, at least
@@ -88,9 +89,10 @@ struct smbd_file {
 	kuid_t owner;			/* euid of the opener */
 	pid_t owner_tgid;		/* the opening process, for smbdctl */
 	struct mutex read_mutex;	/* one GET_EVENTS at a time */
-	spinlock_t lock;		/* events, nr_events, lost, closing */
+	spinlock_t lock;		/* events, nr_events, nr_droppable, lost, closing */
 	struct list_head events;
 	unsigned int nr_events;
+	unsigned int nr_droppable;	/* SEND_DONE, NEW_CONNECTION queued */
 	u64 lost;
 	bool closing;
 	wait_queue_head_t wait;
@@ -100,6 +102,7 @@ struct smbd_file {
 	unsigned long pool_nr_pages;
 	/* RDMA operations started whose RDMA_DONE is not read yet */
 	atomic_t rw_outstanding;
+	unsigned int nr_sessions;	/* registered; under smbd_lock */
 };
 
 /*
@@ -387,6 +390,7 @@ int smbd_ioctl_unregister_session(struct file *filp, void *cmd);
 struct smbd_params *smbd_params_get_current(void);
 bool smbd_params_registered(void);
 pid_t smbd_params_master_tgid(void);
+bool smbd_params_master_user(kuid_t uid);
 bool smbd_params_file_closed(struct smbd_file *file);
 void smbd_params_put(struct smbd_params *p);
 int smbd_ioctl_set_params(struct file *filp, void *cmd);

@@ -99,7 +99,9 @@ int smbd_dev_fd(const struct smbd_dev *dev);
  * @size: bytes filled
  * @abi_version: SMBD_ABI_VERSION of the kernel
  * @features: SMBD_FEATURE_*
- * @max_events: capacity of the handle's event queue
+ * @max_events: SEND_DONE and NEW_CONNECTION events the handle's queue
+ *	holds before it drops them; RDMA transfers whose RDMA_DONE may be
+ *	unread
  * @max_pdu_size: largest PDU sent or received
  * @pool_buffers: buffers in the handle's pool
  * @buffer_size: bytes per pool buffer

@@ -65,6 +65,9 @@ const char *hint(Step step, int err)
             return "the master needs CAP_NET_ADMIN";
         if (step == Step::accept)
             return "only the listening master's user may accept";
+        if (step == Step::register_session)
+            return "only the master's user, or a process with "
+                   "CAP_NET_ADMIN, may register sessions";
         return "the device node's permissions do not allow this process";
     case EPROTONOSUPPORT:
         return "this program was built for a newer ABI than the library "
@@ -81,6 +84,11 @@ const char *hint(Step step, int err)
         if (step == Step::register_session)
             return "another process registered that session";
         return "the resource is held elsewhere";
+    case ENOSPC:
+        if (step == Step::register_session)
+            return "this handle holds as many sessions as the driver allows "
+                   "one handle";
+        return nullptr;
     case ENOTCONN:
         return "the connection is ending";
     case EAGAIN:

@@ -29,6 +29,7 @@ TEST(GetInfo, ReportsAbiAndLimits)
     EXPECT_GT(info.out_max_batch, 0u);
     EXPECT_GT(info.out_max_iovs, 0u);
     EXPECT_GE(info.out_max_pdu_size, 1u << 20);
+    EXPECT_GT(info.out_max_sessions, 0u);
 }
 
 TEST(GetInfo, ReportsEveryFeature)

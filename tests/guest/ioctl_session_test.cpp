@@ -1,4 +1,6 @@
-// REGISTER_SESSION / UNREGISTER_SESSION: a SessionId belongs to one file.
+// REGISTER_SESSION / UNREGISTER_SESSION: a SessionId belongs to one file,
+// registered only by the master's user or an administrator, a bounded
+// number per file.
 #include <linux/smbd.h>
 
 #include <gtest/gtest.h>
@@ -9,6 +11,8 @@
 
 namespace guest {
 namespace {
+
+using smbd::device::default_params;
 
 constexpr uint64_t kSession = 0x4f2a91c300000011ull;
 
@@ -76,6 +80,65 @@ TEST(Session, OneFileHoldsManySessions)
         ASSERT_EQ(dev.register_session(kSession + id), 0) << id;
     for (uint64_t id = 1; id <= 64; id++)
         EXPECT_EQ(dev.unregister_session(kSession + id), 0) << id;
+}
+
+TEST(Session, RegisteringNeedsNetAdminWithoutAMaster)
+{
+    int err = in_child([] {
+        if (!drop_net_admin())
+            return kChildFailed;
+        Device dev = open_device();
+        return dev.ok() ? dev.register_session(kSession) : kChildFailed;
+    });
+    EXPECT_EQ(err, EPERM);
+}
+
+// smbd's forked processes run as the master's user
+TEST(Session, TheMastersUserMayRegisterWithoutNetAdmin)
+{
+    Device master = open_device();
+    ASSERT_EQ(master.set_params(default_params()), 0);
+    int err = in_child([] {
+        if (!drop_net_admin())
+            return kChildFailed;
+        Device dev = open_device();
+        return dev.ok() ? dev.register_session(kSession) : kChildFailed;
+    });
+    EXPECT_EQ(err, 0);
+}
+
+// Another user cannot take a session's channels, nor learn which SessionIds
+// are registered: EPERM before the table is looked at.
+TEST(Session, AnotherUserIsNotPermittedAndLearnsNothing)
+{
+    Device master = open_device();
+    ASSERT_EQ(master.set_params(default_params()), 0);
+    ASSERT_EQ(master.register_session(kSession), 0);
+    int err = in_child([] {
+        Device dev = open_device();
+        if (!dev.ok() || !become_nobody())
+            return kChildFailed;
+        if (int e = dev.register_session(kSession); e != EPERM)
+            return e;
+        return dev.register_session(kSession + 1);
+    });
+    EXPECT_EQ(err, EPERM);
+}
+
+// The table is walked under a global lock: each file holds at most
+// out_max_sessions of it, and what one file holds does not limit another.
+TEST(Session, SessionsPerFileAreBounded)
+{
+    const uint32_t max = device_info().out_max_sessions;
+    Device dev = open_device(), other = open_device();
+    for (uint64_t id = 1; id <= max; id++)
+        ASSERT_EQ(dev.register_session(kSession + id), 0) << id;
+    EXPECT_EQ(dev.register_session(kSession + max + 1), ENOSPC);
+    // one it holds is still no error
+    EXPECT_EQ(dev.register_session(kSession + 1), 0);
+    EXPECT_EQ(other.register_session(kSession + max + 1), 0);
+    ASSERT_EQ(dev.unregister_session(kSession + 1), 0);
+    EXPECT_EQ(dev.register_session(kSession + max + 2), 0);
 }
 
 } // namespace

@@ -4,6 +4,8 @@
 // runs. The pool memory the caller freed stays lent until the kernel's
 // RDMA_DONE, on the plain API and through a tevent request freed early.
 #include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <deque>
@@ -128,6 +130,48 @@ TEST_F(LibsmbdOpen, BadPoliciesAreRefusedWithAReason)
     smbd_dev_policy_init(&p, sizeof(p));
     EXPECT_EQ(smbd_dev_set_policy(dev.get(), &p), 0)
         << smbd_dev_errmsg(dev.get());
+}
+
+// A registration the kernel refuses says who may register, or that the
+// handle holds all it may.
+TEST_F(LibsmbdOpen, RefusedRegistrationsSayWhy)
+{
+    std::string why;
+    std::unique_ptr<smbd_dev, DevCloser> dev;
+    ASSERT_EQ(open_dev(SMBD_DEV_OPEN_ARGS_INIT, why, dev), 0) << why;
+    auto msg = [&] { return std::string(smbd_dev_errmsg(dev.get())); };
+    smbd_info info{};
+    ASSERT_EQ(Device().info(info), 0);
+    uint32_t n = 0;
+    int err = 0;
+    for (; n <= info.out_max_sessions && !err; n++)
+        err = smbd_dev_register_session(dev.get(), kSession + n);
+    EXPECT_EQ(err, ENOSPC) << msg();
+    EXPECT_EQ(n, info.out_max_sessions + 1);
+    EXPECT_NE(msg().find("as many sessions as the driver allows"),
+              std::string::npos)
+        << msg();
+
+    // another user, without CAP_NET_ADMIN
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        std::unique_ptr<smbd_dev, DevCloser> mine;
+        std::string w;
+        if (open_dev(SMBD_DEV_OPEN_ARGS_INIT, w, mine) != 0 ||
+            setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+            _exit(2);
+        if (smbd_dev_register_session(mine.get(), kSession) != EPERM)
+            _exit(3);
+        _exit(std::string(smbd_dev_errmsg(mine.get()))
+                      .find("only the master's user") == std::string::npos
+                  ? 4
+                  : 0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "the child's verdict: " << status;
 }
 
 // What the library checks before the kernel sees the call: each refusal

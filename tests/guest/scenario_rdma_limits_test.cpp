@@ -51,11 +51,14 @@ class RdmaLimits : public Scenario {
     }
 
     // The peer binds, sends one SMB2 READ of @size bytes over RDMA_V1 in
-    // @descriptors descriptors and checks that its memory holds expected()
-    // once the answer came, and nothing was written around it.
-    void start_reader(uint32_t size = kSize, uint32_t descriptors = 1)
+    // @descriptors descriptors, runs @meanwhile, and checks that its memory
+    // holds expected() once the answer came, and nothing was written
+    // around it.
+    void start_reader(uint32_t size = kSize, uint32_t descriptors = 1,
+                      std::function<std::string(Client &)> meanwhile = {})
     {
-        client_ = peer([this, size, descriptors]() -> std::string {
+        client_ = peer([this, size, descriptors,
+                        meanwhile = std::move(meanwhile)]() -> std::string {
             auto c = bound_client(kSession);
             if (!c)
                 return c.error().message;
@@ -70,6 +73,9 @@ class RdmaLimits : public Scenario {
             (*io)->poison(0, size);
             if (auto st = (*io)->start(0, false, 0, size); !st)
                 return st.error().message;
+            if (meanwhile)
+                if (std::string e = meanwhile(**c); !e.empty())
+                    return e;
             // the smbd side first runs out_max_events operations, which
             // take minutes on a debug kernel
             auto done = (*io)->finish(600s);
@@ -152,6 +158,7 @@ class RdmaLimits : public Scenario {
     ReadRequest read_;
     std::vector<uint8_t> expected_; // set before the READ response
     std::atomic<bool> go_{false};
+    std::atomic<bool> full_{false}; // the smbd side's events fill the queue
     PeerResult client_;
 };
 
@@ -196,6 +203,57 @@ TEST_F(RdmaLimits, UnreadRdmaDoneIsBoundedAndEveryOperationCompletesInOrder)
     EXPECT_EQ(delta("rdma_write_bytes"), (int64_t(limit) + 1) * kSize);
     EXPECT_EQ(delta("rdma_errors"), 0);
     EXPECT_EQ(Counters::now()["rdma_inflight"], 0u);
+}
+
+// RDMA_DONEs never crowd out a PDU: with out_max_events of them unread,
+// the peer's next request is still queued, behind them, and answered.
+TEST_F(RdmaLimits, UnreadRdmaDonesDoNotCostTheConnectionItsNextPdu)
+{
+    start_reader(kSize, 1, [this](Client &c) -> std::string {
+        while (!full_ && c.connected()) {
+            c.poll_events(); // keepalives are answered meanwhile
+            std::this_thread::sleep_for(10ms);
+        }
+        return echo_once(c, 1, 200);
+    });
+    const uint32_t limit = info_.out_max_events;
+    uint64_t n = 0;
+    while (n < limit) {
+        std::vector<RwOp> ops;
+        for (uint32_t i = 0; i < info_.out_max_batch && n + i < limit; i++)
+            ops.push_back(write_op(n + i));
+        uint32_t done = 0;
+        ASSERT_EQ(master_.rdma_rw(ops, &done), 0);
+        ASSERT_EQ(done, ops.size());
+        n += done;
+        ASSERT_TRUE(settle_rdma());
+    }
+    // the last RDMA_DONE is queued just after rdma_inflight drops
+    std::this_thread::sleep_for(100ms);
+    full_ = true;
+    // + the NEGOTIATE, SESSION_SETUP and READ
+    for (int i = 0; i < 500 && delta("pdus_received") < 4; i++)
+        std::this_thread::sleep_for(20ms);
+    ASSERT_EQ(delta("pdus_received"), 4) << verdict(client_);
+
+    expect_done(0, limit);
+    auto pdu = next_event(master_);
+    ASSERT_TRUE(pdu) << "no PDU after the RDMA_DONEs: " << verdict(client_);
+    ASSERT_EQ(pdu->type(), SMBD_EVENT_PDU_RECEIVED) << describe(*pdu);
+    ASSERT_EQ(echo(master_, *pdu), 0);
+
+    std::vector<RwOp> one = {write_op(n)};
+    expected_.assign(pool_.buffer(uint32_t(n % pool_.buffer_count())),
+                     pool_.buffer(uint32_t(n % pool_.buffer_count())) + kSize);
+    uint32_t done = 0;
+    ASSERT_EQ(master_.rdma_rw(one, &done), 0);
+    expect_done(n, n + 1);
+    auto resp =
+        build_read_response(read_.hdr, credit_response(read_.hdr), kSize);
+    ASSERT_EQ(master_.send_pdu(conn_, resp), 0);
+    go_ = true;
+    EXPECT_EQ(verdict(client_), "");
+    EXPECT_EQ(delta("disconnect_no_memory"), 0);
 }
 
 // A slice total beyond the negotiated MaxReadWriteSize is EMSGSIZE; an

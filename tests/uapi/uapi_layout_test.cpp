@@ -12,7 +12,7 @@
     static_assert(sizeof(struct type) == (n), #type " size");                  \
     static_assert(sizeof(struct type) % 8 == 0, #type " multiple of 8")
 
-SIZE(smbd_info, 72);
+SIZE(smbd_info, 80);
 PIN(smbd_info, size, 0);
 PIN(smbd_info, flags, 4);
 PIN(smbd_info, out_abi_version, 8);
@@ -29,6 +29,8 @@ PIN(smbd_info, out_max_iovs, 52);
 PIN(smbd_info, out_mmap_size, 56);
 PIN(smbd_info, out_ib_port, 64);
 PIN(smbd_info, out_port_flags, 68);
+PIN(smbd_info, out_max_sessions, 72);
+PIN(smbd_info, __reserved, 76);
 
 SIZE(smbd_set_params, 168);
 PIN(smbd_set_params, size, 0);

@@ -22,8 +22,10 @@
  *  E2BIG       size above what the kernel knows and the extra bytes not zero
  *  ENOTTY      unknown command, or a command this kernel does not offer
  *              (check out_features of SMBD_IOC_GET_INFO)
- *  EPERM       CAP_NET_ADMIN missing (SET_PARAMS, LISTEN), or ACCEPT by a
- *              process that does not own the listening file
+ *  EPERM       CAP_NET_ADMIN missing (SET_PARAMS, LISTEN), ACCEPT by a
+ *              process that does not own the listening file, or
+ *              REGISTER_SESSION by neither the master's user nor a holder
+ *              of CAP_NET_ADMIN
  *  EBUSY       the role is already held by another file (SET_PARAMS, LISTEN),
  *              or the session is registered by another file
  *  EADDRINUSE  SET_PARAMS: another listener (ksmbd, say) holds an RDMA port
@@ -33,6 +35,7 @@
  *  EMSGSIZE    GET_EVENTS: the first pending event's data does not fit in
  *              data_len (out_data_used tells the size needed); SEND_PDU: a PDU
  *              larger than the connection's negotiated MaxFragmentedSize
+ *  ENOSPC      REGISTER_SESSION: the file holds out_max_sessions sessions
  *  EAGAIN      GET_EVENTS on an O_NONBLOCK file with no event queued;
  *              RDMA_RW with out_max_events operations unfinished or unread
  *  ENOTCONN    the connection is disconnected (an RDMA device that goes
@@ -107,7 +110,9 @@ enum {
  * @size: sizeof(struct smbd_info)
  * @flags: must be 0
  * @out_abi_version: SMBD_ABI_VERSION of the kernel
- * @out_max_events: capacity of this file's event queue
+ * @out_max_events: SEND_DONE and NEW_CONNECTION events this file queues
+ *	before it drops them (see GET_EVENTS); RDMA operations whose
+ *	RDMA_DONE may be unread
  * @out_features: SMBD_FEATURE_* offered by this kernel
  * @out_max_batch: most entries one GET_EVENTS, SEND_PDU or RDMA_RW takes
  * @out_max_pdu_size: largest SMB2 PDU SEND_PDU takes and a PDU_RECEIVED
@@ -123,6 +128,9 @@ enum {
  * @out_ib_port: the RDMA port InfiniBand and RoCE clients are served on
  *	(module parameter ib_port, [MS-SMBD] 2.1: SMB's 445), 0 if none
  * @out_port_flags: SMBD_PORT_*
+ * @out_max_sessions: most sessions one file may hold registered (0 from
+ *	a kernel that predates the field)
+ * @__reserved: 0
  *
  * The driver listens on these ports only while a master holds SET_PARAMS.
  */
@@ -143,6 +151,8 @@ struct smbd_info {
 	__aligned_u64 out_mmap_size;
 	__u32 out_ib_port;
 	__u32 out_port_flags;
+	__u32 out_max_sessions;
+	__u32 __reserved;
 };
 
 /* smbd_info.out_port_flags */
@@ -301,9 +311,12 @@ struct smbd_accept {
  *
  * A binding SESSION_SETUP for a registered SessionId becomes a NEW_CHANNEL
  * event on the registering file. Closing the file unregisters its sessions.
- * SessionId 0 is invalid. Registering a session this file already holds
- * succeeds; one held by another file fails with EBUSY. Unregistering a
- * session this file does not hold fails with ENOENT.
+ * SessionId 0 is invalid. Only the master's user or a holder of
+ * CAP_NET_ADMIN may register (EPERM, before the sessions are looked up).
+ * Registering a session this file already holds succeeds; one held by
+ * another file fails with EBUSY; one more than out_max_sessions on this
+ * file with ENOSPC. Unregistering a session this file does not hold fails
+ * with ENOENT.
  */
 struct smbd_session {
 	__u32 size;
@@ -483,11 +496,14 @@ struct smbd_event {
  * An event's data never spans two calls: if it does not fit, the call
  * returns the events before it. Each event's data starts 8-byte aligned.
  * Events of one connection keep their order; DISCONNECTED is its last.
- * When out_max_events are queued, further events are lost and counted in
- * an OVERFLOW record at the head of the next batch, except NEW_CHANNEL and
- * DISCONNECTED, which are always queued. A caller that asks for more
- * SEND_DONE notifications than it reads may lose some this way. A connection whose PDU_RECEIVED
- * is lost is disconnected (SMBD_REASON_NO_MEMORY).
+ * When out_max_events SEND_DONE and NEW_CONNECTION events are queued,
+ * further ones are lost and counted in an OVERFLOW record at the head of
+ * the next batch: a caller that asks for more SEND_DONE notifications than
+ * it reads may lose some this way. Every other event is always queued,
+ * bounded where it comes from: a connection stops granting credits while
+ * its PDUs are unread, RDMA_DONE is bounded by RDMA_RW, and a connection
+ * has one NEW_CHANNEL and one DISCONNECTED. A full queue costs no
+ * connection its PDUs.
  */
 struct smbd_get_events {
 	__u32 size;

@@ -188,9 +188,13 @@ void child_main(const ChildPlan &plan)
         c.fail("becoming nobody", errno);
     }
     else {
-        const int err = c.call(OP_ACCEPT, SMBD_IOC_ACCEPT, plan.accept);
+        int err = c.call(OP_ACCEPT, SMBD_IOC_ACCEPT, plan.accept);
         if (err != EPERM && err != ENOENT)
             c.fail("ACCEPT as another user", err);
+        err = c.call(OP_REGISTER_SESSION, SMBD_IOC_REGISTER_SESSION,
+                     plan.register_session);
+        if (err != EPERM)
+            c.fail("REGISTER_SESSION as another user", err);
     }
     _exit(c.ok ? 0 : 1);
 }
@@ -237,7 +241,8 @@ void Thread::fork_child(Slot &s)
     while (!reg->session_id)
         reg->session_id = session_id();
     add(OP_REGISTER_SESSION, SMBD_IOC_REGISTER_SESSION, reg,
-        errnos({0, EBUSY, ENOMEM}));
+        errnos({0, EBUSY, ENOMEM, ENOSPC}));
+    plan.register_session = reg;
     auto *d =
         reinterpret_cast<smbd_disconnect *>(alloc(sizeof(smbd_disconnect)));
     *d = {sizeof(smbd_disconnect), 0, 0};

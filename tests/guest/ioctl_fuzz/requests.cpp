@@ -255,7 +255,7 @@ void Thread::build_session(Request &req)
         req.mutated("session_id=0");
         req.inner = EINVAL;
     }
-    req.semantic = req.op == OP_REGISTER_SESSION ? errnos({0, EBUSY, ENOMEM})
+    req.semantic = req.op == OP_REGISTER_SESSION ? errnos({0, EBUSY, ENOMEM, ENOSPC})
                                                  : errnos({0, ENOENT});
 }
 
