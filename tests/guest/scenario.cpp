@@ -560,6 +560,15 @@ int64_t Scenario::delta(const std::string &name) const
     return Counters::now().delta(start_, name);
 }
 
+int64_t Scenario::await_delta(const std::string &name, int64_t n,
+                              std::chrono::milliseconds timeout) const
+{
+    auto until = Clock::now() + timeout;
+    while (delta(name) < n && Clock::now() < until)
+        std::this_thread::sleep_for(20ms);
+    return delta(name);
+}
+
 bool Scenario::settled(std::chrono::milliseconds timeout) const
 {
     auto until = Clock::now() + timeout;

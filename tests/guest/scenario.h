@@ -199,6 +199,9 @@ class Scenario : public ::testing::Test {
     void SetUp() override;
     void TearDown() override;
     int64_t delta(const std::string &name) const;
+    // waits until the counter moved by at least @n; what it moved by
+    int64_t await_delta(const std::string &name, int64_t n,
+                        std::chrono::milliseconds timeout = 10s) const;
     // waits for conn_active to come back to its start value
     bool settled(std::chrono::milliseconds timeout = 10s) const;
 

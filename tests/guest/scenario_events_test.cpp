@@ -445,9 +445,7 @@ class Overflow : public BoundEvents {
             std::this_thread::sleep_for(20ms);
         ASSERT_TRUE(received_) << verdict(client_);
         // + the NEGOTIATE and SESSION_SETUP responses
-        for (int i = 0; i < 100 && delta("pdus_sent") < int64_t(n) + 2; i++)
-            std::this_thread::sleep_for(20ms);
-        ASSERT_EQ(delta("pdus_sent"), int64_t(n) + 2);
+        ASSERT_EQ(await_delta("pdus_sent", int64_t(n) + 2), int64_t(n) + 2);
         std::this_thread::sleep_for(100ms);
     }
 
@@ -458,17 +456,37 @@ class Overflow : public BoundEvents {
         return info.out_max_events;
     }
 
+    // The peer reads @n PDUs, then echoes one and leaves.
+    void start_echoer(uint32_t n)
+    {
+        start_reader(n, [](Client &c) -> std::string {
+            std::string e = echo_once(c, 1, 200);
+            c.close();
+            return e;
+        });
+    }
+
+    // @pdu is the peer's echo: answered, the peer leaves, and nothing was
+    // dropped for want of memory.
+    void echo_and_see_the_peer_leave(const Event &pdu)
+    {
+        ASSERT_EQ(pdu.type(), SMBD_EVENT_PDU_RECEIVED) << describe(pdu);
+        ASSERT_EQ(echo(master_, pdu), 0);
+        EXPECT_EQ(verdict(client_), "");
+        auto gone = next_event(master_);
+        ASSERT_TRUE(gone);
+        EXPECT_EQ(gone->raw.u.disconnected.reason, SMBD_REASON_PEER)
+            << describe(*gone);
+        EXPECT_EQ(delta("disconnect_no_memory"), 0);
+    }
+
     const std::vector<uint8_t> small_ = test_pdu(kSession, 0, kHeader + 8);
 };
 
 TEST_F(Overflow, LostSendDonesAreCountedAndTheConnectionLives)
 {
     const uint32_t queue = max_events(), lost = 76, n = queue + lost;
-    ASSERT_NO_FATAL_FAILURE(start_reader(n, [](Client &c) -> std::string {
-        std::string e = echo_once(c, 1, 200);
-        c.close();
-        return e;
-    }));
+    ASSERT_NO_FATAL_FAILURE(start_echoer(n));
     ASSERT_NO_FATAL_FAILURE(send_notified(master_, conn_, n, small_));
     ASSERT_NO_FATAL_FAILURE(wait_all_sent(n));
 
@@ -489,14 +507,7 @@ TEST_F(Overflow, LostSendDonesAreCountedAndTheConnectionLives)
     go_ = true;
     auto pdu = next_event(master_);
     ASSERT_TRUE(pdu) << verdict(client_);
-    ASSERT_EQ(pdu->type(), SMBD_EVENT_PDU_RECEIVED) << describe(*pdu);
-    ASSERT_EQ(echo(master_, *pdu), 0);
-    EXPECT_EQ(verdict(client_), "");
-    auto gone = next_event(master_);
-    ASSERT_TRUE(gone);
-    EXPECT_EQ(gone->raw.u.disconnected.reason, SMBD_REASON_PEER)
-        << describe(*gone);
-    EXPECT_EQ(delta("disconnect_no_memory"), 0);
+    echo_and_see_the_peer_leave(*pdu);
 }
 
 // A connection bounds its own unread PDUs, so a queue full of SEND_DONEs
@@ -504,18 +515,12 @@ TEST_F(Overflow, LostSendDonesAreCountedAndTheConnectionLives)
 TEST_F(Overflow, PduIsQueuedBehindAFullQueueOfSendDones)
 {
     const uint32_t queue = max_events(), n = queue + 1;
-    ASSERT_NO_FATAL_FAILURE(start_reader(n, [](Client &c) -> std::string {
-        std::string e = echo_once(c, 1, 200);
-        c.close();
-        return e;
-    }));
+    ASSERT_NO_FATAL_FAILURE(start_echoer(n));
     ASSERT_NO_FATAL_FAILURE(send_notified(master_, conn_, n, small_));
     ASSERT_NO_FATAL_FAILURE(wait_all_sent(n));
     go_ = true; // the queue is full of SEND_DONEs; one was lost
     // the PDU reached the driver (+ the NEGOTIATE and SESSION_SETUP)
-    for (int i = 0; i < 500 && delta("pdus_received") < 3; i++)
-        std::this_thread::sleep_for(20ms);
-    ASSERT_EQ(delta("pdus_received"), 3) << verdict(client_);
+    ASSERT_EQ(await_delta("pdus_received", 3), 3) << verdict(client_);
 
     std::vector<Event> evs = read_events(master_, queue + 2);
     ASSERT_EQ(evs.size(), queue + 2)
@@ -525,15 +530,7 @@ TEST_F(Overflow, PduIsQueuedBehindAFullQueueOfSendDones)
     for (uint32_t i = 0; i < queue; i++)
         ASSERT_EQ(evs[i + 1].type(), SMBD_EVENT_SEND_DONE)
             << describe(evs[i + 1]);
-    const Event &pdu = evs[queue + 1];
-    ASSERT_EQ(pdu.type(), SMBD_EVENT_PDU_RECEIVED) << describe(pdu);
-    ASSERT_EQ(echo(master_, pdu), 0);
-    EXPECT_EQ(verdict(client_), "");
-    auto gone = next_event(master_);
-    ASSERT_TRUE(gone);
-    EXPECT_EQ(gone->raw.u.disconnected.reason, SMBD_REASON_PEER)
-        << describe(*gone);
-    EXPECT_EQ(delta("disconnect_no_memory"), 0);
+    echo_and_see_the_peer_leave(evs[queue + 1]);
 }
 
 using AcceptTimeout = Scenario;

@@ -164,7 +164,7 @@ TEST_F(LibsmbdOpen, RefusedRegistrationsSayWhy)
         if (smbd_dev_register_session(mine.get(), kSession) != EPERM)
             _exit(3);
         _exit(std::string(smbd_dev_errmsg(mine.get()))
-                      .find("only the master's user") == std::string::npos
+                          .find("only the master's user") == std::string::npos
                   ? 4
                   : 0);
     }

@@ -136,6 +136,40 @@ class RdmaLimits : public Scenario {
         return false;
     }
 
+    // Operations from @n up to out_max_events, in batches, each done before
+    // the next reuses the pool buffers: their RDMA_DONEs all unread.
+    void run_unread_writes(uint64_t &n)
+    {
+        const uint32_t limit = info_.out_max_events;
+        while (n < limit) {
+            std::vector<RwOp> ops;
+            for (uint32_t i = 0; i < info_.out_max_batch && n + i < limit; i++)
+                ops.push_back(write_op(n + i));
+            uint32_t done = 0;
+            ASSERT_EQ(master_.rdma_rw(ops, &done), 0);
+            ASSERT_EQ(done, ops.size());
+            n += done;
+            ASSERT_TRUE(settle_rdma());
+        }
+    }
+
+    // Operation @n writes what the peer's READ gets, then the READ's
+    // response goes, and the peer checks its memory.
+    void answer_read(uint64_t n)
+    {
+        std::vector<RwOp> one = {write_op(n)};
+        const uint8_t *data = pool_.buffer(uint32_t(n % pool_.buffer_count()));
+        expected_.assign(data, data + kSize);
+        uint32_t done = 0;
+        ASSERT_EQ(master_.rdma_rw(one, &done), 0);
+        expect_done(n, n + 1);
+        auto resp =
+            build_read_response(read_.hdr, credit_response(read_.hdr), kSize);
+        ASSERT_EQ(master_.send_pdu(conn_, resp), 0);
+        go_ = true;
+        EXPECT_EQ(verdict(client_), "");
+    }
+
     // Every RDMA_DONE of operations [@from, @to), in order.
     void expect_done(uint64_t from, uint64_t to)
     {
@@ -169,36 +203,15 @@ TEST_F(RdmaLimits, UnreadRdmaDoneIsBoundedAndEveryOperationCompletesInOrder)
 {
     start_reader();
     const uint32_t limit = info_.out_max_events;
-    const uint32_t batch = info_.out_max_batch;
     uint64_t n = 0;
-    while (n < limit) {
-        std::vector<RwOp> ops;
-        for (uint32_t i = 0; i < batch && n + i < limit; i++)
-            ops.push_back(write_op(n + i));
-        uint32_t done = 0;
-        // the pool buffers are reused: wait for the batch before refilling
-        ASSERT_EQ(master_.rdma_rw(ops, &done), 0);
-        ASSERT_EQ(done, ops.size());
-        n += done;
-        ASSERT_TRUE(settle_rdma());
-    }
+    ASSERT_NO_FATAL_FAILURE(run_unread_writes(n));
     uint32_t done = 7;
     std::vector<RwOp> one = {write_op(n)};
     EXPECT_EQ(master_.rdma_rw(one, &done), EAGAIN);
     EXPECT_EQ(done, 0u);
 
     expect_done(0, limit);
-    one = {write_op(n)};
-    expected_.assign(pool_.buffer(uint32_t(n % pool_.buffer_count())),
-                     pool_.buffer(uint32_t(n % pool_.buffer_count())) + kSize);
-    ASSERT_EQ(master_.rdma_rw(one, &done), 0);
-    expect_done(n, n + 1);
-
-    auto resp =
-        build_read_response(read_.hdr, credit_response(read_.hdr), kSize);
-    ASSERT_EQ(master_.send_pdu(conn_, resp), 0);
-    go_ = true;
-    EXPECT_EQ(verdict(client_), "");
+    ASSERT_NO_FATAL_FAILURE(answer_read(n));
     EXPECT_EQ(delta("rdma_writes"), int64_t(limit) + 1);
     EXPECT_EQ(delta("rdma_write_bytes"), (int64_t(limit) + 1) * kSize);
     EXPECT_EQ(delta("rdma_errors"), 0);
@@ -216,43 +229,20 @@ TEST_F(RdmaLimits, UnreadRdmaDonesDoNotCostTheConnectionItsNextPdu)
         }
         return echo_once(c, 1, 200);
     });
-    const uint32_t limit = info_.out_max_events;
     uint64_t n = 0;
-    while (n < limit) {
-        std::vector<RwOp> ops;
-        for (uint32_t i = 0; i < info_.out_max_batch && n + i < limit; i++)
-            ops.push_back(write_op(n + i));
-        uint32_t done = 0;
-        ASSERT_EQ(master_.rdma_rw(ops, &done), 0);
-        ASSERT_EQ(done, ops.size());
-        n += done;
-        ASSERT_TRUE(settle_rdma());
-    }
+    ASSERT_NO_FATAL_FAILURE(run_unread_writes(n));
     // the last RDMA_DONE is queued just after rdma_inflight drops
     std::this_thread::sleep_for(100ms);
     full_ = true;
     // + the NEGOTIATE, SESSION_SETUP and READ
-    for (int i = 0; i < 500 && delta("pdus_received") < 4; i++)
-        std::this_thread::sleep_for(20ms);
-    ASSERT_EQ(delta("pdus_received"), 4) << verdict(client_);
+    ASSERT_EQ(await_delta("pdus_received", 4), 4) << verdict(client_);
 
-    expect_done(0, limit);
+    expect_done(0, n);
     auto pdu = next_event(master_);
     ASSERT_TRUE(pdu) << "no PDU after the RDMA_DONEs: " << verdict(client_);
     ASSERT_EQ(pdu->type(), SMBD_EVENT_PDU_RECEIVED) << describe(*pdu);
     ASSERT_EQ(echo(master_, *pdu), 0);
-
-    std::vector<RwOp> one = {write_op(n)};
-    expected_.assign(pool_.buffer(uint32_t(n % pool_.buffer_count())),
-                     pool_.buffer(uint32_t(n % pool_.buffer_count())) + kSize);
-    uint32_t done = 0;
-    ASSERT_EQ(master_.rdma_rw(one, &done), 0);
-    expect_done(n, n + 1);
-    auto resp =
-        build_read_response(read_.hdr, credit_response(read_.hdr), kSize);
-    ASSERT_EQ(master_.send_pdu(conn_, resp), 0);
-    go_ = true;
-    EXPECT_EQ(verdict(client_), "");
+    ASSERT_NO_FATAL_FAILURE(answer_read(n));
     EXPECT_EQ(delta("disconnect_no_memory"), 0);
 }
 

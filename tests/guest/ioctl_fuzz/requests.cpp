@@ -255,8 +255,9 @@ void Thread::build_session(Request &req)
         req.mutated("session_id=0");
         req.inner = EINVAL;
     }
-    req.semantic = req.op == OP_REGISTER_SESSION ? errnos({0, EBUSY, ENOMEM, ENOSPC})
-                                                 : errnos({0, ENOENT});
+    req.semantic = req.op == OP_REGISTER_SESSION
+                       ? errnos({0, EBUSY, ENOMEM, ENOSPC})
+                       : errnos({0, ENOENT});
 }
 
 void Thread::build_get_events(Request &req)

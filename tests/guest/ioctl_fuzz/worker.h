@@ -259,9 +259,9 @@ struct ChildPlan {
     unsigned ncalls;
     void *set_params; // valid: EPERM without CAP_NET_ADMIN
     void *listen;
-    void *accept;  // as nobody: EPERM, ENOENT without listener
+    void *accept;           // as nobody: EPERM, ENOENT without listener
     void *register_session; // as nobody: EPERM
-    bool map_pool; // map the file here and find the marker
+    bool map_pool;          // map the file here and find the marker
     size_t mmap_size;
     size_t marker_offset;
     uint64_t marker;
