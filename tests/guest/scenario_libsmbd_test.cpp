@@ -60,6 +60,29 @@ int open_dev(const smbd_dev_open_args &args, std::string &why,
     return err;
 }
 
+// A talloc context holding a tevent loop, freed when the test ends, or by
+// free() where a test checks what freeing gives back.
+struct TeventLoop {
+    TALLOC_CTX *mem = talloc_new(nullptr);
+    tevent_context *ev = tevent_context_init(mem);
+
+    ~TeventLoop() { free(); }
+    void free()
+    {
+        talloc_free(mem);
+        mem = nullptr;
+        ev = nullptr;
+    }
+    // the glue on @dev; events go to @fn, by default nowhere
+    smbd_tevent *glue(
+        smbd_dev *dev,
+        smbd_tevent_fn fn = [](const smbd_dev_event *, void *) {},
+        void *arg = nullptr)
+    {
+        return smbd_tevent_setup(mem, ev, dev, fn, arg);
+    }
+};
+
 using LibsmbdOpen = Scenario;
 
 // A program built for a newer ABI than the library and the kernel speak
@@ -292,23 +315,22 @@ TEST_F(LibsmbdOpen, BuffersAndTransfersAreCheckedBeforeTheKernel)
     EXPECT_EQ(smbd_dev_rdma_start_replies(dev.get(), &op, nullptr, 1, nullptr),
               ENOENT);
     // the tevent glue refuses a reply that is missing or empty at once
-    TALLOC_CTX *mem = talloc_new(nullptr);
-    tevent_context *ev = tevent_context_init(mem);
-    ASSERT_TRUE(ev);
-    smbd_tevent *glue = smbd_tevent_setup(
-        mem, ev, dev.get(), [](const smbd_dev_event *, void *) {}, nullptr);
+    TeventLoop loop;
+    ASSERT_TRUE(loop.ev);
+    smbd_tevent *glue = loop.glue(dev.get());
     ASSERT_TRUE(glue);
     r = reply;
     r.iovcnt = 0;
     for (const smbd_dev_pdu *bad : {static_cast<const smbd_dev_pdu *>(nullptr),
                                     static_cast<const smbd_dev_pdu *>(&r)}) {
-        tevent_req *req = smbd_tevent_rdma_reply_send(mem, ev, glue, &op, bad);
+        tevent_req *req =
+            smbd_tevent_rdma_reply_send(loop.mem, loop.ev, glue, &op, bad);
         ASSERT_TRUE(req);
-        ASSERT_TRUE(tevent_req_poll(req, ev));
+        ASSERT_TRUE(tevent_req_poll(req, loop.ev));
         EXPECT_EQ(smbd_tevent_rdma_recv(req, nullptr), EINVAL);
         talloc_free(req);
     }
-    talloc_free(mem);
+    loop.free();
 
     uint64_t total = 0;
     EXPECT_EQ(smbd_dev_descs_check(dev.get(), descs, sizeof(descs), &total), 0);
@@ -521,8 +543,9 @@ TEST_F(LibsmbdDrop, SendStopsAtAnInvalidPduAfterSendingThoseBefore)
 // it completes with its own RDMA_DONE, not the orphan's.
 TEST_F(LibsmbdDrop, TeventRequestFreedMidTransfer)
 {
-    TALLOC_CTX *mem = talloc_new(nullptr);
-    tevent_context *ev = tevent_context_init(mem);
+    TeventLoop loop;
+    TALLOC_CTX *mem = loop.mem;
+    tevent_context *ev = loop.ev;
     ASSERT_TRUE(ev);
     struct Seen {
         std::vector<uint32_t> other; // events for the default callback
@@ -535,8 +558,7 @@ TEST_F(LibsmbdDrop, TeventRequestFreedMidTransfer)
     auto record = [](const smbd_dev_event *e, void *v) {
         static_cast<std::vector<uint32_t> *>(v)->push_back(e->type);
     };
-    smbd_tevent *glue =
-        smbd_tevent_setup(mem, ev, dev_.get(), record, &seen.other);
+    smbd_tevent *glue = loop.glue(dev_.get(), record, &seen.other);
     ASSERT_TRUE(glue);
     ASSERT_EQ(smbd_tevent_conn_attach(glue, conn_, record, &seen.conn), 0);
     EXPECT_EQ(smbd_tevent_conn_attach(glue, conn_, record, &seen.conn), EEXIST);
@@ -602,7 +624,7 @@ TEST_F(LibsmbdDrop, TeventRequestFreedMidTransfer)
     EXPECT_EQ(seen.second_err, 0);
     EXPECT_EQ(seen.second_bytes, 4096u);
     talloc_free(kept);
-    talloc_free(mem);
+    loop.free();
     EXPECT_EQ(verdict(peer_), "");
     EXPECT_TRUE(settled());
 }
@@ -612,11 +634,11 @@ TEST_F(LibsmbdDrop, TeventRequestFreedMidTransfer)
 // completes, in the order it was made.
 TEST_F(LibsmbdDrop, TeventTransfersPastTheKernelsBoundWaitAndAllComplete)
 {
-    TALLOC_CTX *mem = talloc_new(nullptr);
-    tevent_context *ev = tevent_context_init(mem);
+    TeventLoop loop;
+    TALLOC_CTX *mem = loop.mem;
+    tevent_context *ev = loop.ev;
     ASSERT_TRUE(ev);
-    smbd_tevent *glue = smbd_tevent_setup(
-        mem, ev, dev_.get(), [](const smbd_dev_event *, void *) {}, nullptr);
+    smbd_tevent *glue = loop.glue(dev_.get());
     ASSERT_TRUE(glue);
     smbd_dev_info info;
     smbd_dev_get_info(dev_.get(), &info, sizeof(info));
@@ -677,7 +699,7 @@ TEST_F(LibsmbdDrop, TeventTransfersPastTheKernelsBoundWaitAndAllComplete)
     EXPECT_EQ(done.bytes, uint64_t{n} * kPiece);
     EXPECT_EQ(delta("rdma_writes"), int64_t(n));
     smbd_dev_buf_free(buf);
-    talloc_free(mem);
+    loop.free();
     EXPECT_TRUE(whole_pool_free());
     ASSERT_EQ(smbd_dev_disconnect(dev_.get(), conn_), 0);
     EXPECT_TRUE(next(SMBD_EVENT_DISCONNECTED));
