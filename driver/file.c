@@ -9,6 +9,7 @@
 
 #include <linux/cred.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 
 #include "smbdirect.h"
@@ -22,6 +23,9 @@ struct smbd_file *smbd_file_alloc(void)
 	kref_init(&file->ref);
 	file->owner = current_euid();
 	file->owner_tgid = task_tgid_nr(current);
+	/* held as a struct only, so that no later process can reuse it */
+	file->mm = current->mm;
+	mmgrab(file->mm);
 	mutex_init(&file->read_mutex);
 	mutex_init(&file->pool_lock);
 	spin_lock_init(&file->lock);
@@ -44,6 +48,7 @@ static void smbd_file_free(struct kref *ref)
 	xa_destroy(&file->conns);
 	/* last: every connection that could move data into it is gone */
 	smbd_pool_free(file);
+	mmdrop(file->mm);
 	kfree(file);
 }
 

@@ -114,6 +114,8 @@ long smbd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	op = &smbd_ops[nr - SMBD_CMD_BASE];
 	if (!op->execute)
 		return -ENOTTY;
+	if (!smbd_file_serves(filp->private_data, current->mm))
+		return -EBADFD;
 
 	if (get_user(user_size, (u32 __user *)uarg))
 		return -EFAULT;

@@ -44,8 +44,12 @@ struct workqueue_struct *smbd_wq;
 
 static int smbd_open(struct inode *inode, struct file *filp)
 {
-	struct smbd_file *file = smbd_file_alloc();
+	struct smbd_file *file;
 
+	/* a file serves the process that opened it: a kernel thread is none */
+	if (!current->mm)
+		return -EPERM;
+	file = smbd_file_alloc();
 	if (!file)
 		return -ENOMEM;
 	filp->private_data = file;

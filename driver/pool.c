@@ -2,9 +2,14 @@
 /*
  * Each file's buffer pool: pool_buffers x buffer_size bytes of zeroed
  * pages, charged to the allocating process's memory cgroup, allocated at
- * the first GET_MEM_PARAMS or mmap() and mapped into smbd with
- * vm_insert_pages() (after io_uring/memmap.c). RDMA moves file data into
- * and out of these pages without a copy through the kernel.
+ * the first GET_MEM_PARAMS or mmap() and mapped into smbd page by page as
+ * it touches them (after sound/core/pcm_native.c). RDMA moves file data
+ * into and out of these pages without a copy through the kernel.
+ *
+ * Only the opener's address space maps the pool: mmap() elsewhere fails,
+ * and a copy of the mapping that MADV_DOFORK lets a child inherit faults
+ * with SIGBUS: the mapping is not a mixed map, so fork() copies no page
+ * table entries of it.
  *
  * Lifetime: a mapping holds the file (vm_file) and each mapped page holds a
  * reference, and connections hold the file too; the pages are freed with
@@ -90,11 +95,32 @@ int smbd_ioctl_get_mem_params(struct file *filp, void *cmd)
 	return 0;
 }
 
+static vm_fault_t smbd_pool_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct smbd_file *file = vma->vm_file->private_data;
+	struct page *page;
+
+	/* the pages were there before the mapping; it cannot grow past them */
+	if (!smbd_file_serves(file, vma->vm_mm) ||
+	    vmf->pgoff >= file->pool_nr_pages)
+		return VM_FAULT_SIGBUS;
+	page = file->pool_pages[vmf->pgoff];
+	get_page(page);
+	vmf->page = page;
+	return 0;
+}
+
+static const struct vm_operations_struct smbd_pool_vm_ops = {
+	.fault = smbd_pool_fault,
+};
+
 int smbd_pool_mmap(struct smbd_file *file, struct vm_area_struct *vma)
 {
-	unsigned long n;
 	int ret;
 
+	if (!smbd_file_serves(file, vma->vm_mm))
+		return -EBADFD;
 	/* the whole pool, shared, from offset 0: nothing else is defined */
 	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != smbd_pool_bytes())
 		return -EINVAL;
@@ -106,9 +132,6 @@ int smbd_pool_mmap(struct smbd_file *file, struct vm_area_struct *vma)
 
 	/* smbd forks per client: children must not inherit the pool */
 	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
-	n = file->pool_nr_pages;
-	ret = vm_insert_pages(vma, vma->vm_start, file->pool_pages, &n);
-	if (ret)
-		pr_warn_ratelimited("mapping the pool: %pe\n", ERR_PTR(ret));
-	return ret;
+	vma->vm_ops = &smbd_pool_vm_ops;
+	return 0;
 }

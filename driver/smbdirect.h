@@ -88,6 +88,7 @@ struct smbd_file {
 	struct kref ref;
 	kuid_t owner;			/* euid of the opener */
 	pid_t owner_tgid;		/* the opening process, for smbdctl */
+	struct mm_struct *mm;		/* the opener's, the only one served */
 	struct mutex read_mutex;	/* one GET_EVENTS at a time */
 	spinlock_t lock;		/* events, nr_events, nr_droppable, lost, closing */
 	struct list_head events;
@@ -420,6 +421,17 @@ void smbd_file_get(struct smbd_file *file);
 void smbd_file_put(struct smbd_file *file);
 void smbd_file_release(struct smbd_file *file);
 struct smbd_conn *smbd_file_conn(struct smbd_file *file, u64 conn_id);
+
+/*
+ * A file serves the address space that opened it. Another process holding
+ * the descriptor (a fork()'s child, or one it was passed to) may only close
+ * and poll it: its roles, sessions, connections and pool are the opener's.
+ */
+static inline bool smbd_file_serves(const struct smbd_file *file,
+				    const struct mm_struct *mm)
+{
+	return mm == file->mm;
+}
 
 /* pool.c */
 int smbd_pool_get(struct smbd_file *file);

@@ -197,6 +197,33 @@ TEST_F(LibsmbdOpen, RefusedRegistrationsSayWhy)
         << "the child's verdict: " << status;
 }
 
+// A forked child that uses its parent's handle is told to open its own
+// (the file serves the process that opened it), and the handle it leaves
+// behind is the parent's still.
+TEST_F(LibsmbdOpen, AForkedChildIsToldToOpenTheDeviceItself)
+{
+    std::string why;
+    std::unique_ptr<smbd_dev, DevCloser> dev;
+    ASSERT_EQ(open_dev(SMBD_DEV_OPEN_ARGS_INIT, why, dev), 0) << why;
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        if (smbd_dev_register_session(dev.get(), kSession) != EBADFD)
+            _exit(1);
+        _exit(std::string(smbd_dev_errmsg(dev.get()))
+                          .find("open the device "
+                                "again here") == std::string::npos
+                  ? 2
+                  : 0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "the child's verdict: " << status;
+    EXPECT_EQ(smbd_dev_register_session(dev.get(), kSession), 0)
+        << smbd_dev_errmsg(dev.get());
+}
+
 // What the library checks before the kernel sees the call: each refusal
 // with its errno and its reason, and a valid transfer that reaches the
 // kernel (which owns no such connection here).

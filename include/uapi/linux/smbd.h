@@ -22,6 +22,7 @@
  *  E2BIG       size above what the kernel knows and the extra bytes not zero
  *  ENOTTY      unknown command, or a command this kernel does not offer
  *              (check out_features of SMBD_IOC_GET_INFO)
+ *  EBADFD      the calling process did not open the file (see below)
  *  EPERM       CAP_NET_ADMIN missing (SET_PARAMS, LISTEN), ACCEPT by a
  *              process that does not own the listening file, or
  *              REGISTER_SESSION by neither the master's user nor a holder
@@ -46,6 +47,13 @@
  *              parameters, the buffer pool)
  *  EINTR       interrupted by a signal before anything was done; a blocking
  *              GET_EVENTS restarts instead when the handler has SA_RESTART
+ *
+ * A file serves the process (the address space) that opened it. Another
+ * process that holds its descriptor, inherited across fork() or passed to
+ * it, gets EBADFD from every command and from mmap(); it may poll() and
+ * close() it. The file's roles, sessions and connections stay until every
+ * descriptor of it is closed, so a child that keeps its copy keeps them
+ * alive: close it in the child (O_CLOEXEC covers exec()).
  *
  * Batched commands (GET_EVENTS, SEND_PDU, RDMA_RW) report in out_done how many
  * entries were processed; when an entry fails after at least one succeeded
@@ -341,10 +349,12 @@ struct smbd_session {
  * The pool is allocated at the first GET_MEM_PARAMS or mmap() of the file,
  * zeroed and charged to the caller's memory cgroup (ENOMEM if it cannot
  * be). mmap() must be MAP_SHARED with exactly @out_mmap_offset and
- * @out_mmap_size (EINVAL otherwise); the mapping is not inherited by
- * fork() (VM_DONTCOPY) and cannot grow (VM_DONTEXPAND). Every mapping of
- * the file shows the same pages; they stay valid until unmapped, even after
- * the file descriptor is closed. RDMA_RW slices name buffers by index.
+ * @out_mmap_size (EINVAL otherwise), by the process that opened the file
+ * (EBADFD otherwise); the mapping is not inherited by fork() (VM_DONTCOPY)
+ * and cannot grow (VM_DONTEXPAND). A child that inherits it anyway, after
+ * MADV_DOFORK, gets SIGBUS when it touches it. Every mapping of the file
+ * shows the same pages; they stay valid until unmapped, even after the file
+ * descriptor is closed. RDMA_RW slices name buffers by index.
  */
 struct smbd_mem_params {
 	__u32 size;

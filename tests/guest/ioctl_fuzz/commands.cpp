@@ -484,11 +484,10 @@ bool Thread::serve_rw(const Handle &h, uint64_t conn,
     else {
         return false;
     }
-    // whole buffers from the start of the pool, never the last one (the
-    // fork child's marker)
+    // whole buffers from the start of the pool
     const uint32_t bsize = proc.info.out_buffer_size;
     if (!h.pool || !bytes ||
-        (bytes + uint64_t{bsize} - 1) / bsize >= proc.info.out_pool_buffers)
+        (bytes + uint64_t{bsize} - 1) / bsize > proc.info.out_pool_buffers)
         return false;
     std::vector<smbd_slice> slices;
     for (uint32_t left = bytes, b = 0; left; b++) {

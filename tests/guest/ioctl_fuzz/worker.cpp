@@ -368,9 +368,9 @@ uint64_t Thread::bad_pointer()
 
 uint64_t Thread::shared_pointer(size_t need)
 {
-    // the windows' end is left alone: the fork child's marker is on the
-    // last page, and event data may run past what was asked for
-    const size_t spare = (2 << 20) + proc.page;
+    // the windows' end is left alone: event data may run past what was
+    // asked for
+    const size_t spare = 2 << 20;
     const size_t room =
         proc.window_len > need + spare ? proc.window_len - need - spare : 0;
     if (room && rng.percent(70)) {
@@ -553,9 +553,8 @@ void Thread::do_mmap(Slot &s)
         return;
     proc.stats.mmaps++;
     auto *base = static_cast<uint8_t *>(p);
-    // the last page is the fork child's marker
     if (prot & PROT_WRITE)
-        for (size_t at = 0; at + page < size; at += proc.info.out_buffer_size)
+        for (size_t at = 0; at < size; at += proc.info.out_buffer_size)
             base[at] = static_cast<uint8_t>(rng.next());
     if (rng.percent(50)) {
         const size_t first = rng.below(size / page);
@@ -593,8 +592,8 @@ void Thread::touch(Slot &s)
     // mapped pages stay valid while mapped, even after the file is closed
     std::lock_guard g(s.m);
     const size_t pages = s.pooled.size();
-    for (int i = 0; i < 8 && pages > 1; i++) {
-        const size_t k = rng.below(pages - 1); // not the marker page
+    for (int i = 0; i < 8 && pages > 0; i++) {
+        const size_t k = rng.below(pages);
         volatile uint8_t *b = s.window + k * proc.page + rng.below(proc.page);
         if (s.pooled[k] >= 1)
             (void)*b;

@@ -250,22 +250,19 @@ struct ChildPlan {
     uint8_t *pool_pages[8]; // the parent's pool pages: absent here
     unsigned npool;
     uint8_t *control; // mapped here too
-    struct Call {
+    struct Call {     // on the inherited file: EBADFD
         unsigned op;
         unsigned long nr;
         void *arg;
-        Errnos allowed;
     } calls[4];
     unsigned ncalls;
+    // on a file of the child's own
     void *set_params; // valid: EPERM without CAP_NET_ADMIN
     void *listen;
     void *accept;           // as nobody: EPERM, ENOENT without listener
     void *register_session; // as nobody: EPERM
-    bool map_pool;          // map the file here and find the marker
+    bool map_pool;          // map the inherited file: EBADFD
     size_t mmap_size;
-    size_t marker_offset;
-    uint64_t marker;
-    bool check_marker;
     Stats *stats;
     unsigned process, thread;
     uint64_t op_no;
