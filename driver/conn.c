@@ -441,7 +441,8 @@ static const u32 smbd_conn_follows[SMBD_CONN_NR_STATES] = {
  * The one place a connection's state changes. Returns false, changing
  * nothing, when @to may not follow the current state: once teardown began
  * that is a race lost to it; before, a bug. A connection leaving the
- * unowned states is no longer one of the unauthenticated ones.
+ * unowned states is no longer one of the unauthenticated ones; one that
+ * ends no longer counts as its owner's unconfirmed binding.
  */
 bool smbd_conn_enter_locked(struct smbd_conn *conn, enum smbd_conn_state to)
 {
@@ -457,6 +458,8 @@ bool smbd_conn_enter_locked(struct smbd_conn *conn, enum smbd_conn_state to)
 	if (smbd_conn_state_in(from, SMBD_CONN_UNOWNED) &&
 	    !smbd_conn_state_in(to, SMBD_CONN_UNOWNED))
 		atomic_dec(&smbd_setup_conns);
+	if (to == SMBD_CONN_DISCONNECTING)
+		smbd_route_unconfirmed_end_locked(conn);
 	conn->state = to;
 	return true;
 }
@@ -514,7 +517,8 @@ static void smbd_conn_timer(struct work_struct *work)
 	} else if (smbd_conn_state_in(conn->state,
 				      SMBD_CONN_BEFORE_NEGOTIATE)) {
 		reason = SMBD_REASON_NEGOTIATE_TIMEOUT;
-	} else if (smbd_conn_state_in(conn->state, SMBD_CONN_UNOWNED)) {
+	} else if (smbd_conn_state_in(conn->state, SMBD_CONN_UNOWNED) ||
+		   conn->route.unconfirmed) {
 		reason = SMBD_REASON_SETUP_TIMEOUT;
 	} else if (conn->keepalive != SMBD_KEEPALIVE_NONE) {
 		reason = SMBD_REASON_KEEPALIVE_TIMEOUT;

@@ -58,7 +58,7 @@ static bool smbd_recv_throttled(const struct smbd_conn *conn)
 {
 	u32 pdus = conn->rx.pdus_queued + conn->rx.nr_held;
 
-	if (!conn->rx.to_owner)
+	if (!conn->rx.to_owner || conn->route.unconfirmed)
 		return pdus >= SMBD_MAX_SETUP_HELD;
 	return pdus >= SMBD_CONN_MAX_QUEUED ||
 	       conn->rx.queued_bytes >= 2ULL * conn->cp.max_fragmented_recv_size;
@@ -358,7 +358,8 @@ static u32 smbd_recv_data(struct smbd_conn *conn, struct smbd_recv_io *io)
 	if (!err) {
 		if (hdr.flags & SMBD_FLAG_RESPONSE_REQUESTED)
 			conn->tx.message_due = true;
-		if (smbd_conn_state_in(conn->state, SMBD_CONN_HAS_OWNER)) {
+		if (smbd_conn_state_in(conn->state, SMBD_CONN_HAS_OWNER) &&
+		    !conn->route.unconfirmed) {
 			/* the peer is alive: the idle interval starts over */
 			conn->keepalive = SMBD_KEEPALIVE_NONE;
 			smbd_conn_set_deadline_locked(conn,
@@ -376,8 +377,9 @@ static u32 smbd_recv_data(struct smbd_conn *conn, struct smbd_recv_io *io)
 	if (hdr.data_length) {
 		if (offset == 0) {
 			if (total > SMBD_MAX_SETUP_PDU &&
-			    smbd_conn_state_in(READ_ONCE(conn->state),
-					       SMBD_CONN_UNOWNED))
+			    (smbd_conn_state_in(READ_ONCE(conn->state),
+						SMBD_CONN_UNOWNED) ||
+			     READ_ONCE(conn->route.unconfirmed)))
 				return SMBD_REASON_BAD_SMB2;
 			conn->rx.pdu = kvmalloc(total, GFP_KERNEL);
 			if (!conn->rx.pdu)

@@ -6,6 +6,12 @@
  * SESSION_SETUP decides: binding to a registered session goes to that
  * session's file (flow 1); a new session is offered to the listener, and
  * the file that ACCEPTs its token owns it (flow 2).
+ *
+ * Anyone may bind who read a SessionId off the wire, so a bound channel
+ * keeps the limits of an unauthenticated one until its owner confirms it:
+ * it sends a response that only a peer holding the session's keys gets
+ * (smb2_proves_session()). Until then the setup timer runs, and a file has
+ * at most SMBD_MAX_UNCONFIRMED such channels.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -66,6 +72,7 @@ void smbd_sessions_show(struct seq_file *m)
 static int smbd_adopt(struct smbd_conn *conn, struct smbd_file *file,
 		      u32 channel_flags)
 {
+	bool bound = channel_flags & SMBD_CHANNEL_BOUND;
 	struct smbd_kevent *kev;
 	unsigned long flags;
 	int ret;
@@ -73,6 +80,9 @@ static int smbd_adopt(struct smbd_conn *conn, struct smbd_file *file,
 	lockdep_assert_held(&smbd_lock);
 	if (file->closing)
 		return -ENOENT;
+	/* only adoptions add to it, all under smbd_lock */
+	if (bound && atomic_read(&file->nr_unconfirmed) >= SMBD_MAX_UNCONFIRMED)
+		return -EBUSY;
 	kev = smbd_kevent_alloc(SMBD_EVENT_NEW_CHANNEL, conn->id, GFP_KERNEL);
 	if (!kev)
 		return -ENOMEM;
@@ -127,7 +137,12 @@ static int smbd_adopt(struct smbd_conn *conn, struct smbd_file *file,
 	 */
 	WARN_ON_ONCE(smbd_event_push(file, kev));
 	queue_work(smbd_wq, &conn->route.smb2_work);
-	smbd_conn_set_deadline_locked(conn,
+	if (bound) {
+		conn->route.unconfirmed = true;
+		atomic_inc(&file->nr_unconfirmed);
+	}
+	smbd_conn_set_deadline_locked(conn, bound ?
+				      conn->params->setup_timeout_ms :
 				      conn->params->keepalive_interval_ms);
 	spin_unlock_irqrestore(&conn->lock, flags);
 
@@ -188,6 +203,44 @@ int smbd_route_offer(struct smbd_conn *conn)
 out:
 	mutex_unlock(&smbd_lock);
 	return ret;
+}
+
+/*
+ * The owner sends @pdu on @conn: if it shows the peer holds the session's
+ * keys, the channel leaves the setup limits. Called before the PDU is
+ * queued, so that the peer's answer finds them lifted.
+ */
+void smbd_route_confirm(struct smbd_conn *conn, const u8 *pdu, u32 len)
+{
+	unsigned long flags;
+	bool confirmed = false;
+
+	if (!READ_ONCE(conn->route.unconfirmed) ||
+	    !smb2_proves_session(pdu, len))
+		return;
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->route.unconfirmed &&
+	    smbd_conn_state_in(conn->state, SMBD_CONN_HAS_OWNER)) {
+		smbd_route_unconfirmed_end_locked(conn);
+		conn->keepalive = SMBD_KEEPALIVE_NONE;
+		smbd_conn_set_deadline_locked(conn,
+					      conn->params->keepalive_interval_ms);
+		confirmed = true;
+	}
+	spin_unlock_irqrestore(&conn->lock, flags);
+	/* the owned limits: the credits held back may go now */
+	if (confirmed)
+		smbd_recv_refill(conn);
+}
+
+/* Confirmed, or torn down unconfirmed: the owner's count lets it go. */
+void smbd_route_unconfirmed_end_locked(struct smbd_conn *conn)
+{
+	lockdep_assert_held(&conn->lock);
+	if (!conn->route.unconfirmed)
+		return;
+	conn->route.unconfirmed = false;
+	atomic_dec(&conn->route.owner->nr_unconfirmed);
 }
 
 /* Teardown: the connection is no longer offered. */

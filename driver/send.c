@@ -501,6 +501,7 @@ static int smbd_send_entry(struct smbd_file *file, struct smbd_send_req *r)
 		return -ENOENT;
 	ret = smbd_send_entry_copy(conn, r, &pdu);
 	if (!ret) {
+		smbd_route_confirm(conn, pdu->data, pdu->len);
 		ret = smbd_send_submit(conn, pdu);
 		if (ret)
 			smbd_pdu_out_free(pdu);

@@ -58,6 +58,13 @@
  */
 #define SMBD_MAX_SETUP_HELD 2
 #define SMBD_MAX_SETUP_CONNS 64
+/*
+ * A channel bound to a registered session stays under those limits until
+ * its owner shows that the peer holds the session's keys (routing.c): a
+ * SessionId is clear text in every SMB2 header. A file has at most this
+ * many such channels unconfirmed.
+ */
+#define SMBD_MAX_UNCONFIRMED 16
 #define SMBD_SMB2_RESP_MAX (SMBD_MAX_SEC_BLOB + 1024)
 
 /* Module parameters (main.c). */
@@ -103,6 +110,7 @@ struct smbd_file {
 	unsigned long pool_nr_pages;
 	/* RDMA operations started whose RDMA_DONE is not read yet */
 	atomic_t rw_outstanding;
+	atomic_t nr_unconfirmed;	/* bound channels not confirmed yet */
 	unsigned int nr_sessions;	/* registered; under smbd_lock */
 };
 
@@ -276,6 +284,8 @@ struct smbd_conn {
 		u32 setup_len;
 		struct smbd_kevent *disconnected_ev;	/* for the owner, from adoption */
 		struct work_struct smb2_work;
+		/* bound, its peer not proven yet: under the setup limits (lock) */
+		bool unconfirmed;
 	} route;
 
 	/* what this connection carried, for smbdctl */
@@ -380,6 +390,8 @@ extern struct mutex smbd_lock;
 int smbd_route_binding(struct smbd_conn *conn, u64 session_id);
 int smbd_route_offer(struct smbd_conn *conn);
 void smbd_route_forget(struct smbd_conn *conn);
+void smbd_route_confirm(struct smbd_conn *conn, const u8 *pdu, u32 len);
+void smbd_route_unconfirmed_end_locked(struct smbd_conn *conn);
 void smbd_route_file_closed(struct smbd_file *file);
 void smbd_sessions_show(struct seq_file *m);
 int smbd_ioctl_listen(struct file *filp, void *cmd);

@@ -89,6 +89,7 @@ extern const u8 smb2_protocol_id[SMB2_PROTOCOL_ID_SIZE];
 
 #define NT_STATUS_SUCCESS 0x00000000u
 #define NT_STATUS_INVALID_PARAMETER 0xC000000Du
+#define NT_STATUS_INSUFFICIENT_RESOURCES 0xC000009Au
 #define NT_STATUS_NOT_SUPPORTED 0xC00000BBu
 #define NT_STATUS_USER_SESSION_DELETED 0xC0000203u
 #define NT_STATUS_SMB_NO_PREAUTH_INTEGRITY_HASH_OVERLAP 0xC05D0000u
@@ -241,6 +242,15 @@ struct smb2_session_setup_req {
 enum smbd_proto_error
 smb2_session_setup_parse(const u8 *buf, size_t len,
 			 struct smb2_session_setup_req *req);
+
+/*
+ * Whether smbd's message @buf shows that the peer holds its session's keys:
+ * a SESSION_SETUP response with STATUS_SUCCESS (a binding succeeds only
+ * once smbd checked the peer's signature, MS-SMB2 3.3.5.5.3), or anything
+ * encrypted (smbd encrypts only what answers an encrypted request). An
+ * interim answer, STATUS_MORE_PROCESSING_REQUIRED, shows nothing yet.
+ */
+bool smb2_proves_session(const u8 *buf, size_t len);
 
 /* The response header for @req as Samba writes it (flags, ids copied). */
 void smb2_resp_hdr_build(const struct smb2_hdr *req, u32 status,

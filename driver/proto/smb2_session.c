@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-/* SMB2 SESSION_SETUP request (MS-SMB2 2.2.5), the driver's routing input. */
+/*
+ * SMB2 SESSION_SETUP request (MS-SMB2 2.2.5), the driver's routing input,
+ * and the response that completes a binding.
+ */
 #include "smb2.h"
 
 enum smbd_proto_error
@@ -39,4 +42,20 @@ smb2_session_setup_parse(const u8 *buf, size_t len,
 		return SMBD_E_SMB2_SECURITY_BUFFER;
 	req->sec_buf = buf + off;
 	return SMBD_E_OK;
+}
+
+bool smb2_proves_session(const u8 *buf, size_t len)
+{
+	static const u8 transform_id[SMB2_PROTOCOL_ID_SIZE] = {
+		0xfd, 'S', 'M', 'B'
+	};
+	struct smb2_hdr hdr;
+
+	if (len >= SMB2_PROTOCOL_ID_SIZE &&
+	    !memcmp(buf, transform_id, SMB2_PROTOCOL_ID_SIZE))
+		return true;
+	return smb2_hdr_decode(buf, len, &hdr) == SMBD_E_OK &&
+	       (hdr.flags & SMB2_FLAGS_SERVER_TO_REDIR) &&
+	       hdr.command == SMB2_SESSION_SETUP &&
+	       hdr.status == NT_STATUS_SUCCESS;
 }

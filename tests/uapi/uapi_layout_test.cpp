@@ -240,6 +240,7 @@ TEST(UapiLayout, EventTypesAndReasonsAreDistinct)
         EXPECT_EQ(types[i], i + 1);
     EXPECT_EQ(SMBD_REASON_NO_MEMORY, 17);
     EXPECT_EQ(SMBD_REASON_SETUP_TIMEOUT, 18);
+    EXPECT_EQ(SMBD_REASON_TOO_MANY_BINDS, 19);
 }
 
 } // namespace

@@ -372,4 +372,51 @@ TEST(Smb2ResponseHeader, CopiesRequestIdsAndSetsServerFlag)
     EXPECT_TRUE(SameBytes({out.begin(), out.end()}, w.b));
 }
 
+// What confirms a bound channel: smbd's STATUS_SUCCESS to a SESSION_SETUP,
+// or anything it encrypted; nothing else, however it is dressed.
+TEST(Smb2ProvesSession, OnlyASuccessfulSessionSetupResponseOrEncryption)
+{
+    smb2_hdr h{};
+    h.command = SMB2_SESSION_SETUP;
+    h.session_id = kSessionId;
+    auto response = [&](uint32_t status, uint16_t command) {
+        std::vector<uint8_t> out(SMB2_HDR_SIZE + 9);
+        smb2_hdr req = h;
+        req.command = command;
+        smb2_resp_hdr_build(&req, status, 1, out.data());
+        return out;
+    };
+    auto proves = [](const std::vector<uint8_t> &b) {
+        return smb2_proves_session(b.data(), b.size());
+    };
+    EXPECT_TRUE(proves(response(NT_STATUS_SUCCESS, SMB2_SESSION_SETUP)));
+    EXPECT_FALSE(proves(response(0xc0000016u, SMB2_SESSION_SETUP)));
+    EXPECT_FALSE(proves(response(NT_STATUS_USER_SESSION_DELETED,
+                                 SMB2_SESSION_SETUP)));
+    EXPECT_FALSE(proves(response(NT_STATUS_SUCCESS, SMB2_NEGOTIATE)));
+
+    // a request's header, not a response
+    auto req = response(NT_STATUS_SUCCESS, SMB2_SESSION_SETUP);
+    req[SMB2_HDR_FLAGS] &= ~SMB2_FLAGS_SERVER_TO_REDIR;
+    EXPECT_FALSE(proves(req));
+    // short, or not SMB2 at all
+    auto ok = response(NT_STATUS_SUCCESS, SMB2_SESSION_SETUP);
+    EXPECT_FALSE(smb2_proves_session(ok.data(), SMB2_HDR_SIZE - 1));
+    auto smb1 = ok;
+    smb1[0] = 0xff;
+    EXPECT_FALSE(proves(smb1));
+    auto bad_size = ok;
+    bad_size[SMB2_HDR_STRUCTURE_SIZE] = 65;
+    EXPECT_FALSE(proves(bad_size));
+
+    // an SMB2 TRANSFORM_HEADER (0xFD 'SMB'): encrypted with the session's key
+    std::vector<uint8_t> tf(52 + 64, 0);
+    tf[0] = 0xfd;
+    tf[1] = 'S';
+    tf[2] = 'M';
+    tf[3] = 'B';
+    EXPECT_TRUE(proves(tf));
+    EXPECT_FALSE(smb2_proves_session(tf.data(), 3));
+}
+
 } // namespace

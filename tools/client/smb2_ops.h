@@ -44,7 +44,6 @@ using smb2sec::SMB2_CANCEL;
 inline constexpr uint32_t NT_STATUS_PENDING = 0x00000103u;
 inline constexpr uint32_t NT_STATUS_ACCESS_DENIED = 0xC0000022u;
 inline constexpr uint32_t NT_STATUS_LOGON_FAILURE = 0xC000006Du;
-inline constexpr uint32_t NT_STATUS_INSUFFICIENT_RESOURCES = 0xC000009Au;
 inline constexpr uint32_t NT_STATUS_NETWORK_NAME_DELETED = 0xC00000C9u;
 inline constexpr uint32_t NT_STATUS_CANCELLED = 0xC0000120u;
 

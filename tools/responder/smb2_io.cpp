@@ -244,7 +244,7 @@ void Responder::on_rdma_done(uint64_t id, int32_t status, uint64_t bytes)
             answer(io.conn_id, io.decision,
                    smb2rw::build_error_response(
                        hdr, smb2rw::credit_response(hdr),
-                       smb2rw::NT_STATUS_INSUFFICIENT_RESOURCES));
+                       NT_STATUS_INSUFFICIENT_RESOURCES));
         }
         return;
     }

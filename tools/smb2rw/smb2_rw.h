@@ -26,7 +26,6 @@ inline constexpr uint32_t CHANNEL_RDMA_TRANSFORM = 3;
 
 inline constexpr uint32_t NT_STATUS_END_OF_FILE = 0xC0000011u;
 inline constexpr uint32_t NT_STATUS_DISK_FULL = 0xC000007Fu;
-inline constexpr uint32_t NT_STATUS_INSUFFICIENT_RESOURCES = 0xC000009Au;
 
 // Fixed parts of the bodies (StructureSize minus the odd Buffer byte).
 inline constexpr size_t READ_REQ_FIXED = 48;

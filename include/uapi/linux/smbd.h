@@ -405,7 +405,8 @@ struct smbd_mem_params {
 	X(NO_LISTENER, 15, no_listener)		/* new session and nobody listening */ \
 	X(RDMA_ERROR, 16, rdma_error)		/* work completion or CM error */ \
 	X(NO_MEMORY, 17, no_memory)		/* resources exhausted */ \
-	X(SETUP_TIMEOUT, 18, setup_timeout)	/* no SMB2 session setup in time */
+	X(SETUP_TIMEOUT, 18, setup_timeout)	/* no session setup or bind done in time */ \
+	X(TOO_MANY_BINDS, 19, too_many_binds)	/* the file has too many binds unconfirmed */
 
 #define SMBD_REASON_ENUM_(name, value, text) SMBD_REASON_##name = value,
 enum { SMBD_REASONS(SMBD_REASON_ENUM_) SMBD_REASON_NONE = 0 };

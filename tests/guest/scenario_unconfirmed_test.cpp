@@ -1,0 +1,265 @@
+// A channel bound to a registered session is no more trusted than any
+// unauthenticated connection until its owner confirms it with the answer
+// only a peer holding the session's keys gets (a SESSION_SETUP response
+// with STATUS_SUCCESS): until then its PDUs are setup-sized, the setup
+// timer runs whatever the peer sends, and a file takes only so many.
+#include <atomic>
+#include <fcntl.h>
+
+#include "reply.h"
+#include "scenario.h"
+#include "smb2_wire.h"
+
+namespace scenario {
+namespace {
+
+constexpr uint64_t kSession = 0x5e5510aa00000077ull;
+constexpr uint32_t kMoreProcessingRequired = 0xC0000016u;
+
+using Unconfirmed = Scenario;
+
+// smbd's answer to a SESSION_SETUP leg, with @status.
+std::vector<uint8_t> session_setup_answer(std::span<const uint8_t> request,
+                                          uint32_t status)
+{
+    std::string why;
+    auto resp =
+        smbd::responder::session_setup_response(request, kSession, &why);
+    EXPECT_FALSE(resp.empty()) << why;
+    if (resp.size() >= SMB2_HDR_STATUS + 4)
+        for (int i = 0; i < 4; i++)
+            resp[SMB2_HDR_STATUS + i] = static_cast<uint8_t>(status >> 8 * i);
+    return resp;
+}
+
+// The peer's half of a binding's first leg: sent, and smbd's answer read.
+std::string bind_and_read_answer(Client &c, uint32_t expected)
+{
+    if (auto st = c.send_pdu(session_setup_request(true, kSession)); !st)
+        return "sending the binding SESSION_SETUP: " + st.error().message;
+    auto resp = c.recv_pdu(10s);
+    if (!resp)
+        return "no SESSION_SETUP answer: " + resp.error().message;
+    auto hdr = smbd::client::parse_smb2_response_header(*resp);
+    if (!hdr)
+        return "answer: " + hdr.error().message;
+    if (hdr->status != expected)
+        return "expected " + smbd::client::nt_status_text(expected) + ", got " +
+               smbd::client::nt_status_text(hdr->status);
+    return "";
+}
+
+// An interim answer (the first of NTLMSSP's two legs) proves nothing: a
+// PDU above the setup size ends the channel as it would before binding.
+TEST_F(Unconfirmed, AnInterimAnswerKeepsTheSetupPduLimit)
+{
+    Device master(O_NONBLOCK);
+    ASSERT_EQ(master.set_params(fast_params()), 0);
+    ASSERT_EQ(master.register_session(kSession), 0);
+    auto client = peer([&]() -> std::string {
+        auto c = negotiated_client();
+        if (!c)
+            return "connect and negotiate: " + c.error().message;
+        if (auto e = bind_and_read_answer(**c, kMoreProcessingRequired);
+            !e.empty())
+            return e;
+        auto big = test_pdu(kSession, 0, SMBD_MAX_SETUP_PDU + 1);
+        // the driver may cut it off at its first fragment
+        if (auto st = (*c)->send_pdu(big);
+            !st && st.error().code !=
+                       make_error_code(smbd::client::Errc::peer_disconnected))
+            return "sending the large PDU: " + st.error().message;
+        if (auto st = (*c)->wait_peer_disconnect(10s); !st)
+            return "expected a disconnect: " + st.error().message;
+        return "";
+    });
+    auto channel = next_event(master);
+    ASSERT_TRUE(channel) << "no NEW_CHANNEL; the peer: " << verdict(client);
+    ASSERT_EQ(channel->type(), SMBD_EVENT_NEW_CHANNEL) << describe(*channel);
+    ASSERT_EQ(master.send_pdu(channel->conn_id(),
+                              session_setup_answer(channel->session_setup(),
+                                                   kMoreProcessingRequired)),
+              0);
+    auto gone = next_event(master);
+    ASSERT_TRUE(gone) << "the peer: " << verdict(client);
+    EXPECT_EQ(gone->type(), SMBD_EVENT_DISCONNECTED) << describe(*gone);
+    EXPECT_EQ(gone->raw.u.disconnected.reason, SMBD_REASON_BAD_SMB2)
+        << describe(*gone);
+    EXPECT_EQ(verdict(client), "");
+    EXPECT_EQ(delta("disconnect_bad_smb2"), 1);
+}
+
+// The second leg's STATUS_SUCCESS lifts the limits: the next PDU may be
+// as large as the connection's MaxFragmentedSize.
+TEST_F(Unconfirmed, SuccessLiftsTheLimits)
+{
+    Device master(O_NONBLOCK);
+    ASSERT_EQ(master.set_params(fast_params()), 0);
+    ASSERT_EQ(master.register_session(kSession), 0);
+    const uint32_t big = 1u << 20;
+    auto client = peer([&]() -> std::string {
+        auto c = negotiated_client();
+        if (!c)
+            return "connect and negotiate: " + c.error().message;
+        if (auto e = bind_and_read_answer(**c, kMoreProcessingRequired);
+            !e.empty())
+            return e;
+        if (auto e = bind_and_read_answer(**c, NT_STATUS_SUCCESS); !e.empty())
+            return "second leg: " + e;
+        if (auto st = (*c)->send_pdu(test_pdu(kSession, 1, big)); !st)
+            return "sending the large PDU: " + st.error().message;
+        auto echo = (*c)->recv_pdu(10s);
+        if (!echo)
+            return "no echo of the large PDU: " + echo.error().message;
+        (*c)->close();
+        return "";
+    });
+    auto channel = next_event(master);
+    ASSERT_TRUE(channel) << "no NEW_CHANNEL; the peer: " << verdict(client);
+    ASSERT_EQ(channel->type(), SMBD_EVENT_NEW_CHANNEL) << describe(*channel);
+    ASSERT_EQ(master.send_pdu(channel->conn_id(),
+                              session_setup_answer(channel->session_setup(),
+                                                   kMoreProcessingRequired)),
+              0);
+    auto leg2 = next_event(master);
+    ASSERT_TRUE(leg2) << "no second leg; the peer: " << verdict(client);
+    ASSERT_EQ(leg2->type(), SMBD_EVENT_PDU_RECEIVED) << describe(*leg2);
+    ASSERT_EQ(
+        master.send_pdu(leg2->conn_id(),
+                        session_setup_answer(leg2->data, NT_STATUS_SUCCESS)),
+        0);
+    auto pdu = next_event(master);
+    ASSERT_TRUE(pdu) << "no large PDU; the peer: " << verdict(client);
+    ASSERT_EQ(pdu->type(), SMBD_EVENT_PDU_RECEIVED) << describe(*pdu);
+    EXPECT_TRUE(pdu->data == test_pdu(kSession, 1, big));
+    ASSERT_EQ(echo(master, *pdu), 0);
+    auto gone = next_event(master);
+    ASSERT_TRUE(gone);
+    EXPECT_EQ(gone->raw.u.disconnected.reason, SMBD_REASON_PEER)
+        << describe(*gone);
+    EXPECT_EQ(verdict(client), "");
+}
+
+// Traffic does not keep an unconfirmed channel alive: the setup timer
+// ends it while the peer keeps sending.
+TEST_F(Unconfirmed, AChannelNeverConfirmedTimesOutThoughThePeerTalks)
+{
+    Device master(O_NONBLOCK);
+    ASSERT_EQ(master.set_params(fast_params()), 0);
+    ASSERT_EQ(master.register_session(kSession), 0);
+    auto client = peer([&]() -> std::string {
+        auto c = negotiated_client();
+        if (!c)
+            return "connect and negotiate: " + c.error().message;
+        if (auto st = (*c)->send_pdu(session_setup_request(true, kSession));
+            !st)
+            return "sending the binding SESSION_SETUP: " + st.error().message;
+        // well past the setup timeout of fast_params(), well short of the
+        // keepalive interval
+        for (uint64_t n = 0; n < 40 && (*c)->connected(); n++) {
+            if (auto st = (*c)->send_pdu(test_pdu(kSession, n, 512)); !st)
+                break;
+            (void)(*c)->wait_peer_disconnect(250ms);
+        }
+        return (*c)->connected() ? "still connected after 10 s" : "";
+    });
+    auto channel = next_event(master);
+    ASSERT_TRUE(channel) << "no NEW_CHANNEL; the peer: " << verdict(client);
+    ASSERT_EQ(channel->type(), SMBD_EVENT_NEW_CHANNEL) << describe(*channel);
+    std::optional<Event> ev;
+    while ((ev = next_event(master, 15s)) &&
+           ev->type() == SMBD_EVENT_PDU_RECEIVED) {
+    }
+    ASSERT_TRUE(ev) << "no DISCONNECTED; the peer: " << verdict(client);
+    EXPECT_EQ(ev->type(), SMBD_EVENT_DISCONNECTED) << describe(*ev);
+    EXPECT_EQ(ev->raw.u.disconnected.reason, SMBD_REASON_SETUP_TIMEOUT)
+        << describe(*ev);
+    EXPECT_EQ(verdict(client), "");
+    EXPECT_EQ(delta("disconnect_setup_timeout"), 1);
+}
+
+// Bindings nobody confirms fill their file's share: the next one is
+// refused with STATUS_INSUFFICIENT_RESOURCES, and a confirmation makes
+// room for one more.
+TEST_F(Unconfirmed, AFileTakesOnlySoManyUnconfirmedBindings)
+{
+    Params params = fast_params();
+    params.setup_timeout_ms = 120000; // none may expire while they pile up
+    Device master(O_NONBLOCK);
+    ASSERT_EQ(master.set_params(params), 0);
+    ASSERT_EQ(master.register_session(kSession), 0);
+    constexpr int kTries = 64;
+    std::atomic<int> adopted{0}, refused_at{-1};
+    std::atomic<bool> confirmed{false};
+    auto client = peer([&]() -> std::string {
+        std::vector<std::unique_ptr<Client>> held;
+        // each binding waits until it was adopted or refused
+        auto bind = [&](int i) -> std::string {
+            auto c = negotiated_client();
+            if (!c)
+                return "connect and negotiate: " + c.error().message;
+            if (auto st = (*c)->send_pdu(session_setup_request(true, kSession));
+                !st)
+                return "sending a binding: " + st.error().message;
+            for (auto until = std::chrono::steady_clock::now() + 20s;
+                 std::chrono::steady_clock::now() < until;) {
+                if (adopted.load() > static_cast<int>(held.size())) {
+                    held.push_back(std::move(*c));
+                    return "";
+                }
+                auto resp = (*c)->recv_pdu(50ms);
+                if (!resp)
+                    continue;
+                auto hdr = smbd::client::parse_smb2_response_header(*resp);
+                if (!hdr || hdr->status != NT_STATUS_INSUFFICIENT_RESOURCES)
+                    return "binding " + std::to_string(i) +
+                           ": an unexpected answer";
+                refused_at = i;
+                return "";
+            }
+            return "binding " + std::to_string(i) +
+                   ": neither adopted nor "
+                   "refused";
+        };
+        for (int i = 0; i < kTries && refused_at.load() < 0; i++)
+            if (auto e = bind(i); !e.empty())
+                return e;
+        if (refused_at.load() < 0)
+            return std::to_string(kTries) + " bindings, none refused";
+        while (!confirmed.load())
+            std::this_thread::sleep_for(10ms);
+        const size_t before = held.size();
+        if (auto e = bind(kTries); !e.empty())
+            return "after a confirmation: " + e;
+        if (held.size() != before + 1)
+            return "refused again after a confirmation";
+        for (auto &c : held)
+            c->close();
+        return "";
+    });
+    std::vector<Event> channels;
+    while (refused_at.load() < 0 &&
+           client.wait_for(0s) != std::future_status::ready) {
+        auto ev = next_event(master, 200ms);
+        if (!ev)
+            continue;
+        ASSERT_EQ(ev->type(), SMBD_EVENT_NEW_CHANNEL) << describe(*ev);
+        channels.push_back(std::move(*ev));
+        adopted = static_cast<int>(channels.size());
+    }
+    ASSERT_GE(refused_at.load(), 1) << "the peer: " << verdict(client);
+    EXPECT_EQ(refused_at.load(), static_cast<int>(channels.size()));
+    EXPECT_EQ(delta("disconnect_too_many_binds"), 1);
+
+    ASSERT_EQ(answer_session_setup(master, channels.front(), kSession), 0);
+    confirmed = true;
+    auto more = next_event(master);
+    ASSERT_TRUE(more) << "the peer: " << verdict(client);
+    ASSERT_EQ(more->type(), SMBD_EVENT_NEW_CHANNEL) << describe(*more);
+    adopted = static_cast<int>(channels.size()) + 1;
+    EXPECT_EQ(verdict(client), "");
+    EXPECT_EQ(delta("disconnect_too_many_binds"), 1);
+}
+
+} // namespace
+} // namespace scenario
