@@ -23,7 +23,6 @@
 #include "smbdirect.h"
 
 DEFINE_XARRAY_ALLOC(smbd_conns);
-atomic_t smbd_setup_conns = ATOMIC_INIT(0);
 static u32 smbd_next_conn_id;
 
 /* Be generous to the peer's retransmits, never wait for its receives. */
@@ -273,7 +272,7 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 	kref_init(&conn->ref);
 	conn->cm_id = cm_id;
 	conn->params = params;
-	conn->state = SMBD_CONN_ACCEPTING;	/* the caller counted it */
+	conn->state = SMBD_CONN_ACCEPTING;
 	spin_lock_init(&conn->lock);
 	init_waitqueue_head(&conn->tx.wait);
 	INIT_LIST_HEAD(&conn->rx.free);
@@ -281,6 +280,7 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 	INIT_LIST_HEAD(&conn->tx.queue);
 	INIT_LIST_HEAD(&conn->rx.held);
 	INIT_LIST_HEAD(&conn->route.offer_node);
+	INIT_LIST_HEAD(&conn->setup.node);
 	INIT_WORK(&conn->tx.work, smbd_send_work);
 	INIT_WORK(&conn->route.smb2_work, smbd_smb2_work);
 	INIT_WORK(&conn->rw.work, smbd_rw_work);
@@ -316,10 +316,17 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 	conn->rx.nr_ios = conn->lp.receive_credit_max + 2;
 	conn->tx.nr_ios = conn->lp.send_credit_target + 1;
 
+	/* a slot of the unauthenticated, perhaps another's: last of the checks */
+	ret = smbd_setup_admit(conn);
+	if (ret) {
+		kfree(conn);
+		return ret;
+	}
 	/* module unload finds it here once the listener is gone */
 	ret = xa_alloc_cyclic(&smbd_conns, &id, conn, XA_LIMIT(1, U32_MAX),
 			      &smbd_next_conn_id, GFP_KERNEL);
 	if (ret < 0) {
+		smbd_setup_leave(conn);
 		kfree(conn);
 		return ret;
 	}
@@ -341,11 +348,13 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 		goto fail;
 
 	smbd_count(SMBD_CNT_CONN_ACTIVE, 1);
+	smbd_setup_ready(conn);
 	smbd_conn_arm_timer(conn, params->negotiate_timeout_ms);
 	return 0;
 
 fail:
 	cm_id->context = NULL;
+	smbd_setup_leave(conn);
 	smbd_conn_destroy_resources(conn);
 	xa_erase(&smbd_conns, conn->id);
 	kfree(conn);
@@ -457,7 +466,7 @@ bool smbd_conn_enter_locked(struct smbd_conn *conn, enum smbd_conn_state to)
 	}
 	if (smbd_conn_state_in(from, SMBD_CONN_UNOWNED) &&
 	    !smbd_conn_state_in(to, SMBD_CONN_UNOWNED))
-		atomic_dec(&smbd_setup_conns);
+		smbd_setup_leave(conn);
 	if (to == SMBD_CONN_DISCONNECTING)
 		smbd_route_unconfirmed_end_locked(conn);
 	conn->state = to;

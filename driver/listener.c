@@ -108,17 +108,10 @@ static int smbd_connect_request(struct rdma_cm_id *cm_id,
 		ret = -EOPNOTSUPP;
 		goto reject;
 	}
-	if (atomic_inc_return(&smbd_setup_conns) > SMBD_MAX_SETUP_CONNS) {
-		/* too many peers that have not reached an owner yet */
-		atomic_dec(&smbd_setup_conns);
-		smbd_params_put(params);
-		ret = -EBUSY;
-		goto reject;
-	}
+	/* admission (a slot of the unauthenticated) is part of the creation */
 	ret = smbd_conn_create(cm_id, params, &event->param.conn);
 	if (!ret)
 		return 0;
-	atomic_dec(&smbd_setup_conns);
 	smbd_params_put(params);
 reject:
 	smbd_count(SMBD_CNT_CONN_REJECTED, 1);

@@ -54,10 +54,12 @@
  * PDUs may be at most SMBD_MAX_SETUP_PDU (smb2.h; a NEGOTIATE is small, a
  * SESSION_SETUP's security buffer at most 64 KiB), it gets no new credits
  * once SMBD_MAX_SETUP_HELD are held (so it holds what the credits it has
- * carry), and only SMBD_MAX_SETUP_CONNS connections are in that phase.
+ * carry), and only SMBD_MAX_SETUP_CONNS connections are in that phase, at
+ * most SMBD_MAX_SETUP_PER_SOURCE from one address (admission.c).
  */
 #define SMBD_MAX_SETUP_HELD 2
 #define SMBD_MAX_SETUP_CONNS 64
+#define SMBD_MAX_SETUP_PER_SOURCE 16
 /*
  * A channel bound to a registered session stays under those limits until
  * its owner shows that the peer holds the session's keys (routing.c): a
@@ -117,7 +119,7 @@ struct smbd_file {
 /*
  * A connection's life, in order; conn.c's smbd_conn_enter_locked() says
  * which state may follow which. Every state before OWNED is unauthenticated
- * (counted in smbd_setup_conns, under the setup limits).
+ * (holding a slot of admission.c, under the setup limits).
  */
 enum smbd_conn_state {
 	SMBD_CONN_ACCEPTING,		/* accepted; the CM's ESTABLISHED is due */
@@ -288,6 +290,12 @@ struct smbd_conn {
 		bool unconfirmed;
 	} route;
 
+	/* admission.c: its slot while it has no owner (smbd_setup_lock) */
+	struct {
+		struct list_head node;	/* empty: no slot */
+		bool ready;		/* accepted: may be evicted */
+	} setup;
+
 	/* what this connection carried, for smbdctl */
 	struct {
 		u64 pdus_received;
@@ -321,6 +329,11 @@ static inline bool smbd_conn_qp_usable_locked(const struct smbd_conn *conn)
 	return conn->state != SMBD_CONN_DISCONNECTING && !conn->qp_failed_since;
 }
 
+/* admission.c: -EBUSY when @conn's address holds its share, or all are held */
+int smbd_setup_admit(struct smbd_conn *conn);
+void smbd_setup_ready(struct smbd_conn *conn);
+void smbd_setup_leave(struct smbd_conn *conn);
+
 /* conn.c */
 int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 		     struct rdma_conn_param *req);
@@ -337,7 +350,6 @@ bool smbd_conn_enter_locked(struct smbd_conn *conn,
 void smbd_sockaddr_from(struct smbd_sockaddr *out, const struct sockaddr *sa);
 int smbd_ioctl_disconnect(struct file *filp, void *cmd);
 extern struct xarray smbd_conns;
-extern atomic_t smbd_setup_conns;
 
 /* recv.c */
 int smbd_recv_post_first(struct smbd_conn *conn);

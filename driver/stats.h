@@ -21,6 +21,7 @@ struct seq_file;
 #define SMBD_COUNTERS(X)						\
 	X(CONN_REQUESTS, conn_requests)					\
 	X(CONN_REJECTED, conn_rejected)					\
+	X(CONN_REJECTED_SOURCE, conn_rejected_source) /* its share held */ \
 	X(CONN_WRONG_PORT, conn_wrong_port)				\
 	X(CONN_ACTIVE, conn_active)					\
 	X(NEGOTIATED, negotiated)					\

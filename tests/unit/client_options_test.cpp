@@ -78,6 +78,8 @@ TEST(ClientOptions, EveryRunOptionLandsInItsField)
                            "h",
                            "--port",
                            "5445",
+                           "--source",
+                           "10.55.0.7",
                            "--dialects",
                            "0300,3.1.1",
                            "--bind",
@@ -117,6 +119,7 @@ TEST(ClientOptions, EveryRunOptionLandsInItsField)
                            "--json"});
     const RunOptions &r = o.run;
     EXPECT_EQ(r.port, 5445);
+    EXPECT_EQ(r.connect.source, "10.55.0.7");
     EXPECT_EQ(r.smb2.dialects,
               (std::vector<uint16_t>{SMB2_DIALECT_300, SMB2_DIALECT_311}));
     EXPECT_TRUE(r.bind);

@@ -391,8 +391,8 @@ TEST(Smb2ProvesSession, OnlyASuccessfulSessionSetupResponseOrEncryption)
     };
     EXPECT_TRUE(proves(response(NT_STATUS_SUCCESS, SMB2_SESSION_SETUP)));
     EXPECT_FALSE(proves(response(0xc0000016u, SMB2_SESSION_SETUP)));
-    EXPECT_FALSE(proves(response(NT_STATUS_USER_SESSION_DELETED,
-                                 SMB2_SESSION_SETUP)));
+    EXPECT_FALSE(
+        proves(response(NT_STATUS_USER_SESSION_DELETED, SMB2_SESSION_SETUP)));
     EXPECT_FALSE(proves(response(NT_STATUS_SUCCESS, SMB2_NEGOTIATE)));
 
     // a request's header, not a response

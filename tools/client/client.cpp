@@ -54,6 +54,7 @@ Result<std::unique_ptr<Client>> Client::connect(const std::string &addr,
     setup.responder_resources = opt.responder_resources;
     setup.memory_ops = opt.memory_ops;
     setup.timeout = opt.timeout;
+    setup.source = opt.source;
     auto rdma = RdmaConnection::connect(addr, port, setup);
     if (!rdma)
         return rdma.error();

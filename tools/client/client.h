@@ -47,6 +47,7 @@ struct ConnectOptions {
     uint8_t responder_resources = 16; // so the server may RDMA READ from us
     uint32_t memory_ops = 64;         // window binds in flight at most
     std::chrono::milliseconds timeout{10000}; // each step that waits
+    std::string source; // local address to connect from; "": the route's
 };
 
 // What happened on the connection, for reports and tests.

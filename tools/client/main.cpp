@@ -22,6 +22,8 @@ void usage(FILE *out)
         "  --addr ADDR            server address (IPv4/IPv6 or name)\n"
         "  --port PORT            RDMA port (default: 445 on InfiniBand and\n"
         "                         RoCE, 5445 on iWARP, as Windows picks it)\n"
+        "  --source ADDR          local address to connect from (default: "
+        "the route's)\n"
         "  --dialects LIST        SMB2 dialects offered, e.g. 0300,0302,0311 "
         "(default)\n"
         "  --new                  new session: SESSION_SETUP with SessionId 0 "

@@ -96,6 +96,12 @@ std::variant<CliOptions, CliError> parse_args(int argc, const char *const *argv)
                 return error;
             opt.port = uint16_t(n);
         }
+        else if (a == "--source") {
+            const char *v = value();
+            if (!v)
+                return error;
+            opt.connect.source = v;
+        }
         else if (a == "--dialects") {
             const char *v = value();
             if (!v)

@@ -137,8 +137,26 @@ Status RdmaConnection::create(const std::string &addr, uint16_t port)
     if (rdma_create_id(channel_, &id_, nullptr, RDMA_PS_TCP))
         return sys_error(Errc::rdma, "rdma_create_id");
 
+    sockaddr_storage src{};
+    if (!setup_.source.empty()) {
+        addrinfo shints{}, *sai = nullptr;
+        shints.ai_flags = AI_NUMERICHOST;
+        shints.ai_family = dst.ss_family;
+        if (int src_rc =
+                getaddrinfo(setup_.source.c_str(), nullptr, &shints, &sai);
+            src_rc != 0)
+            return make_error(Errc::invalid_argument,
+                              "source address '" + setup_.source +
+                                  "': " + gai_strerror(src_rc));
+        std::memcpy(&src, sai->ai_addr, sai->ai_addrlen);
+        freeaddrinfo(sai);
+    }
     int ms = int(setup_.timeout.count());
-    if (rdma_resolve_addr(id_, nullptr, reinterpret_cast<sockaddr *>(&dst), ms))
+    if (rdma_resolve_addr(id_,
+                          setup_.source.empty()
+                              ? nullptr
+                              : reinterpret_cast<sockaddr *>(&src),
+                          reinterpret_cast<sockaddr *>(&dst), ms))
         return sys_error(Errc::unreachable, "rdma_resolve_addr " + addr);
     if (auto ev = wait_cm_event(RDMA_CM_EVENT_ADDR_RESOLVED,
                                 "resolving the address (is an RDMA device "

@@ -30,6 +30,7 @@ struct RdmaSetup {
     // a client issues no RDMA READs: 0, as the Linux cifs client asks
     uint8_t initiator_depth = 0;
     std::chrono::milliseconds timeout{5000}; // resolve and connect each
+    std::string source; // local address to connect from; "": the route's
 };
 
 struct CmEvent {

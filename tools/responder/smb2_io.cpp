@@ -241,10 +241,10 @@ void Responder::on_rdma_done(uint64_t id, int32_t status, uint64_t bytes)
             gone ? "; the connection goes down" : "");
         if (!gone) {
             const smb2_hdr &hdr = t.hdr;
-            answer(io.conn_id, io.decision,
-                   smb2rw::build_error_response(
-                       hdr, smb2rw::credit_response(hdr),
-                       NT_STATUS_INSUFFICIENT_RESOURCES));
+            answer(
+                io.conn_id, io.decision,
+                smb2rw::build_error_response(hdr, smb2rw::credit_response(hdr),
+                                             NT_STATUS_INSUFFICIENT_RESOURCES));
         }
         return;
     }

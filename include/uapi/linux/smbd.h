@@ -406,7 +406,8 @@ struct smbd_mem_params {
 	X(RDMA_ERROR, 16, rdma_error)		/* work completion or CM error */ \
 	X(NO_MEMORY, 17, no_memory)		/* resources exhausted */ \
 	X(SETUP_TIMEOUT, 18, setup_timeout)	/* no session setup or bind done in time */ \
-	X(TOO_MANY_BINDS, 19, too_many_binds)	/* the file has too many binds unconfirmed */
+	X(TOO_MANY_BINDS, 19, too_many_binds)	/* the file has too many binds unconfirmed */ \
+	X(EVICTED, 20, evicted)			/* its setup slot went to a newer peer */
 
 #define SMBD_REASON_ENUM_(name, value, text) SMBD_REASON_##name = value,
 enum { SMBD_REASONS(SMBD_REASON_ENUM_) SMBD_REASON_NONE = 0 };

@@ -1,0 +1,147 @@
+// Connections without an owner hold a bounded number of slots, and one
+// address holds only a share of them: a flood from one address (or a few)
+// does not keep another client out. Peers connect from extra addresses on
+// the RDMA link's netdev, without sending the MS-SMBD negotiate, which
+// keeps them in the first phase for the (long) negotiate timeout.
+#include <fcntl.h>
+
+#include <cstdlib>
+
+#include "scenario.h"
+
+namespace scenario {
+namespace {
+
+// Addresses x.y.z.201.. next to the server's own, for as long as it lives.
+class ExtraAddresses {
+  public:
+    explicit ExtraAddresses(int n)
+    {
+        const std::string server = server_addr();
+        const std::string link = rdma_link();
+        netdev_ = link.substr(link.rfind(' ') + 1);
+        const std::string prefix = server.substr(0, server.rfind('.') + 1);
+        for (int i = 0; i < n; i++) {
+            std::string a = prefix + std::to_string(201 + i);
+            if (run("ip addr add " + a + "/24 dev " + netdev_) != 0)
+                return;
+            addrs_.push_back(a);
+        }
+    }
+    ~ExtraAddresses()
+    {
+        for (const auto &a : addrs_)
+            (void)run("ip addr del " + a + "/24 dev " + netdev_);
+    }
+    const std::vector<std::string> &all() const { return addrs_; }
+
+  private:
+    static int run(const std::string &cmd) { return std::system(cmd.c_str()); }
+    std::string netdev_;
+    std::vector<std::string> addrs_;
+};
+
+// Small, since dozens are held at once.
+PeerOptions held_from(const std::string &source)
+{
+    PeerOptions o;
+    o.connect.source = source;
+    o.connect.receive_credit_max = 8;
+    o.connect.send_slots = 4;
+    return o;
+}
+
+// A connection from @source that gets no further than the CM's accept.
+smbd::client::Result<std::unique_ptr<Client>>
+connect_from(const std::string &source)
+{
+    const PeerOptions o = held_from(source);
+    return Client::connect(o.addr, o.port, o.connect);
+}
+
+Params patient_params()
+{
+    Params p = fast_params();
+    p.negotiate_timeout_ms = 120000; // held slots must not expire meanwhile
+    return p;
+}
+
+using Admission = Scenario;
+
+// One address fills its share and is refused beyond it, counted; another
+// address still gets in and completes the negotiate.
+TEST_F(Admission, OneAddressHoldsOnlyItsShare)
+{
+    ExtraAddresses src(2);
+    ASSERT_EQ(src.all().size(), 2u);
+    Smbd smbd(patient_params());
+    std::vector<std::unique_ptr<Client>> held;
+    std::string refusal;
+    for (int i = 0; i < 80 && refusal.empty(); i++) {
+        auto c = connect_from(src.all()[0]);
+        if (c)
+            held.push_back(std::move(*c));
+        else
+            refusal = c.error().message;
+    }
+    ASSERT_FALSE(refusal.empty())
+        << held.size() << " connections, none refused";
+    EXPECT_GE(held.size(), 1u);
+    EXPECT_LT(held.size(), 64u) << "one address took every slot";
+    EXPECT_EQ(delta("conn_rejected_source"), 1);
+
+    auto other = negotiated_client(held_from(src.all()[1]));
+    EXPECT_TRUE(other) << "the other address: " << other.error().message;
+    EXPECT_EQ(delta("disconnect_evicted"), 0);
+    for (auto &c : held)
+        c->close();
+    if (other)
+        (*other)->close();
+}
+
+// When every slot is held, a newcomer from an address that holds none
+// takes the oldest slot of an address that holds the most: that
+// connection is ended (evicted) and the newcomer negotiates.
+TEST_F(Admission, ANewcomerEvictsTheOldestOfTheLargestHolder)
+{
+    ExtraAddresses src(8);
+    ASSERT_EQ(src.all().size(), 8u);
+    Smbd smbd(patient_params());
+    std::vector<std::unique_ptr<Client>> first_of; // each address's oldest
+    std::vector<std::unique_ptr<Client>> held;
+    bool evicted = false;
+    size_t s = 0;
+    for (; s < src.all().size() && !evicted; s++) {
+        for (int i = 0; i < 80; i++) {
+            const int64_t before = delta("disconnect_evicted");
+            auto c = connect_from(src.all()[s]);
+            if (!c)
+                break; // its share is held
+            if (delta("disconnect_evicted") != before) {
+                ASSERT_EQ(i, 0) << "only a newcomer's address may evict";
+                held.push_back(std::move(*c));
+                evicted = true;
+                break;
+            }
+            (i == 0 ? first_of : held).push_back(std::move(*c));
+        }
+    }
+    ASSERT_TRUE(evicted) << "no eviction after " << s << " addresses, "
+                         << held.size() + first_of.size() << " connections";
+    EXPECT_EQ(delta("disconnect_evicted"), 1);
+    // the oldest connection of all, the first address's first, is the one
+    ASSERT_FALSE(first_of.empty());
+    EXPECT_TRUE(first_of.front()->wait_peer_disconnect(10s))
+        << "the oldest connection is still up";
+    for (size_t k = 1; k < first_of.size(); k++)
+        EXPECT_TRUE(first_of[k]->connected()) << "address " << k;
+    // the newcomer is a working connection
+    EXPECT_TRUE(held.back()->negotiate()) << "the newcomer's negotiate failed";
+    for (auto &c : first_of)
+        c->close();
+    for (auto &c : held)
+        c->close();
+}
+
+} // namespace
+} // namespace scenario
