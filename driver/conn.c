@@ -399,7 +399,10 @@ static bool smbd_since_expired(unsigned long since, u32 ms, unsigned long now)
 	return since && time_after_eq(now, since + msecs_to_jiffies(ms));
 }
 
-/* Run the timer at the earliest deadline: phase or keepalive, credits, QP. */
+/*
+ * Run the timer at the earliest deadline: phase or keepalive, credits (a
+ * send waiting, the first PDU queued too long), QP.
+ */
 void smbd_conn_rearm_locked(struct smbd_conn *conn)
 {
 	unsigned long next = conn->deadline, now = jiffies;
@@ -408,6 +411,8 @@ void smbd_conn_rearm_locked(struct smbd_conn *conn)
 	if (conn->state == SMBD_CONN_DISCONNECTING)
 		return;
 	next = smbd_since_earlier(next, conn->tx.stall_since,
+				  conn->params->credit_timeout_ms);
+	next = smbd_since_earlier(next, conn->tx.head_since,
 				  conn->params->credit_timeout_ms);
 	next = smbd_since_earlier(next, conn->qp_failed_since,
 				  SMBD_QP_FAILED_GRACE_MS);
@@ -516,8 +521,10 @@ static void smbd_conn_timer(struct work_struct *work)
 			       conn->qp_failure);
 		reason = SMBD_REASON_RDMA_ERROR;
 	} else if (smbd_since_expired(conn->tx.stall_since, p->credit_timeout_ms,
+				      now) ||
+		   smbd_since_expired(conn->tx.head_since, p->credit_timeout_ms,
 				      now)) {
-		/* a send waits for credits the peer does not grant */
+		/* a send waits, or a PDU crawls, for credits the peer holds back */
 		reason = SMBD_REASON_CREDIT_TIMEOUT;
 	} else if (!expired) {
 		smbd_conn_rearm_locked(conn);

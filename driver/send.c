@@ -14,13 +14,14 @@
 
 #include "smbdirect.h"
 
+/* Charged to the caller's memory cgroup: SEND_PDU's, for its copies. */
 struct smbd_pdu_out *smbd_pdu_out_alloc(u32 len)
 {
-	struct smbd_pdu_out *pdu = kzalloc(sizeof(*pdu), GFP_KERNEL);
+	struct smbd_pdu_out *pdu = kzalloc(sizeof(*pdu), GFP_KERNEL_ACCOUNT);
 
 	if (!pdu)
 		return NULL;
-	pdu->data = kvmalloc(len, GFP_KERNEL);
+	pdu->data = kvmalloc(len, GFP_KERNEL_ACCOUNT);
 	if (!pdu->data) {
 		kfree(pdu);
 		return NULL;
@@ -118,6 +119,19 @@ static int smbd_send_plan(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
 	return 0;
 }
 
+/*
+ * The PDU at the head of the queue must go whole within the credit
+ * timeout of getting there: a peer that grants a credit now and then
+ * keeps no PDU, and no connection, waiting for ever.
+ */
+static void smbd_send_head_changed_locked(struct smbd_conn *conn, bool some)
+{
+	lockdep_assert_held(&conn->lock);
+	conn->tx.head_since = some ? jiffies ?: 1 : 0;
+	if (some)
+		smbd_conn_rearm_locked(conn);
+}
+
 /* Queue planned @pdu behind the others; 0, or ENOTCONN once closing. */
 int smbd_send_enqueue_locked(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
 {
@@ -125,6 +139,8 @@ int smbd_send_enqueue_locked(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
 	if (conn->state == SMBD_CONN_DISCONNECTING ||
 	    conn->state == SMBD_CONN_CLOSING)
 		return -ENOTCONN;
+	if (list_empty(&conn->tx.queue))
+		smbd_send_head_changed_locked(conn, true);
 	list_add_tail(&pdu->node, &conn->tx.queue);
 	return 0;
 }
@@ -258,6 +274,8 @@ static enum smbd_send_step smbd_send_one_locked(struct smbd_conn *conn,
 		if (++pdu->next_frag == pdu->plan.count) {
 			list_del(&pdu->node);
 			io->pdu = pdu;
+			smbd_send_head_changed_locked(conn,
+						      !list_empty(&conn->tx.queue));
 		}
 	}
 	len = smbd_data_build(&hdr, io->buf);

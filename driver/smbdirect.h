@@ -245,6 +245,7 @@ struct smbd_conn {
 		wait_queue_head_t wait;		/* posted sends or RDMA completed */
 		bool message_due;	/* a message goes even without a PDU */
 		unsigned long stall_since;	/* jiffies; 0: not waiting for credits */
+		unsigned long head_since;	/* jiffies the first PDU got first; 0: none */
 		struct work_struct work;
 	} tx;
 

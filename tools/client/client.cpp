@@ -607,11 +607,23 @@ void Client::set_repost_receives(bool on)
     }
 }
 
+void Client::grant_receives(uint32_t n)
+{
+    if (phase_ != Phase::negotiated)
+        return;
+    post_free_receives(n);
+    send_due_control();
+}
+
 void Client::post_receives()
 {
     if (phase_ != Phase::negotiated || !repost_)
         return;
-    uint32_t n = smbd_credits_to_post(&credits_);
+    post_free_receives(smbd_credits_to_post(&credits_));
+}
+
+void Client::post_free_receives(uint32_t n)
+{
     for (; n > 0 && !free_recv_.empty(); n--) {
         uint32_t idx = free_recv_.back();
         if (auto st = rdma_->post_recv(idx); !st)

@@ -144,6 +144,9 @@ class Client final : public PduTransport {
     // false: consumed receives are not posted again, so nothing more is
     // granted to the server; true again posts them and grants them at once.
     void set_repost_receives(bool on);
+    // Posts up to @n consumed receives and grants them now, whatever
+    // set_repost_receives() says: a peer that grants now and then.
+    void grant_receives(uint32_t n);
     // false: no message goes out on its own (credit grants, keepalive
     // answers); only the caller's sends.
     void set_control_messages(bool on) { control_ = on; }
@@ -198,6 +201,7 @@ class Client final : public PduTransport {
     void on_negotiate_response(uint32_t idx, uint32_t len);
     void on_data_message(uint32_t idx, const ibv_wc &wc);
     void post_receives();
+    void post_free_receives(uint32_t n);
     void send_due_control();
     // Post a Data Transfer message in a free send slot (one must be free).
     Status post_data(smbd_data_hdr &hdr, std::span<const uint8_t> payload);

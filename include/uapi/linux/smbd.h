@@ -225,7 +225,9 @@ struct smbd_info {
  *	its hash and cipher code), which takes seconds on a loaded machine.
  * @credit_timeout_ms: the time a send may wait for the peer to grant a send
  *	credit before the connection is dropped (MS-SMBD's Send Credit Grant
- *	Timer; Windows: 5 s) (0..SMBD_MAX_TIMEOUT_MS; 0, as callers that
+ *	Timer; Windows: 5 s), and the time the PDU first in a connection's
+ *	queue has to go whole, however the peer grants meanwhile
+ *	(0..SMBD_MAX_TIMEOUT_MS; 0, as callers that
  *	predate the field pass: @keepalive_timeout_ms). A client grants when
  *	its reader has consumed what it received, which on a loaded machine
  *	takes longer than the 5 s a keepalive answer needs.
