@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Admission: a connection that has no owner yet (its peer unauthenticated)
- * holds one of SMBD_MAX_SETUP_CONNS slots, and one remote address holds at
+ * Admission: a connection whose peer nobody authenticated yet (it has no
+ * owner, or it is a binding its owner has not confirmed) holds one of
+ * SMBD_MAX_SETUP_CONNS slots, and one remote address holds at
  * most SMBD_MAX_SETUP_PER_SOURCE of them. When every slot is taken, a new
  * connection takes the oldest slot of the address that holds the most,
  * if that address holds more than the newcomer's does: one address, or a

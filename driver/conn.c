@@ -455,8 +455,8 @@ static const u32 smbd_conn_follows[SMBD_CONN_NR_STATES] = {
  * The one place a connection's state changes. Returns false, changing
  * nothing, when @to may not follow the current state: once teardown began
  * that is a race lost to it; before, a bug. A connection leaving the
- * unowned states is no longer one of the unauthenticated ones; one that
- * ends no longer counts as its owner's unconfirmed binding.
+ * unowned states is no longer one of the unauthenticated ones, unless it
+ * is a binding its owner has not confirmed (routing.c) and goes on.
  */
 bool smbd_conn_enter_locked(struct smbd_conn *conn, enum smbd_conn_state to)
 {
@@ -469,11 +469,9 @@ bool smbd_conn_enter_locked(struct smbd_conn *conn, enum smbd_conn_state to)
 			  conn->id, to, from);
 		return false;
 	}
-	if (smbd_conn_state_in(from, SMBD_CONN_UNOWNED) &&
-	    !smbd_conn_state_in(to, SMBD_CONN_UNOWNED))
+	if (!smbd_conn_state_in(to, SMBD_CONN_UNOWNED) &&
+	    (to == SMBD_CONN_DISCONNECTING || !conn->route.unconfirmed))
 		smbd_setup_leave(conn);
-	if (to == SMBD_CONN_DISCONNECTING)
-		smbd_route_unconfirmed_end_locked(conn);
 	conn->state = to;
 	return true;
 }

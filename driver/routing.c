@@ -8,10 +8,10 @@
  * the file that ACCEPTs its token owns it (flow 2).
  *
  * Anyone may bind who read a SessionId off the wire, so a bound channel
- * keeps the limits of an unauthenticated one until its owner confirms it:
- * it sends a response that only a peer holding the session's keys gets
- * (smb2_proves_session()). Until then the setup timer runs, and a file has
- * at most SMBD_MAX_UNCONFIRMED such channels.
+ * stays one of the unauthenticated until its owner confirms it by sending
+ * the answer that completes the binding (smb2_proves_session()): until
+ * then it keeps its slot of admission.c, the setup limits and the setup
+ * timer.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -80,9 +80,6 @@ static int smbd_adopt(struct smbd_conn *conn, struct smbd_file *file,
 	lockdep_assert_held(&smbd_lock);
 	if (file->closing)
 		return -ENOENT;
-	/* only adoptions add to it, all under smbd_lock */
-	if (bound && atomic_read(&file->nr_unconfirmed) >= SMBD_MAX_UNCONFIRMED)
-		return -EBUSY;
 	kev = smbd_kevent_alloc(SMBD_EVENT_NEW_CHANNEL, conn->id, GFP_KERNEL);
 	if (!kev)
 		return -ENOMEM;
@@ -116,7 +113,10 @@ static int smbd_adopt(struct smbd_conn *conn, struct smbd_file *file,
 	}
 	smbd_file_get(file);
 	spin_lock_irqsave(&conn->lock, flags);
+	/* before OWNED: no reader may see it owned and not yet unconfirmed */
+	WRITE_ONCE(conn->route.unconfirmed, bound);
 	if (!smbd_conn_enter_locked(conn, SMBD_CONN_OWNED)) {
+		WRITE_ONCE(conn->route.unconfirmed, false);
 		spin_unlock_irqrestore(&conn->lock, flags);
 		xa_erase(&file->conns, conn->id);
 		smbd_conn_put(conn);
@@ -137,10 +137,6 @@ static int smbd_adopt(struct smbd_conn *conn, struct smbd_file *file,
 	 */
 	WARN_ON_ONCE(smbd_event_push(file, kev));
 	queue_work(smbd_wq, &conn->route.smb2_work);
-	if (bound) {
-		conn->route.unconfirmed = true;
-		atomic_inc(&file->nr_unconfirmed);
-	}
 	smbd_conn_set_deadline_locked(conn, bound ?
 				      conn->params->setup_timeout_ms :
 				      conn->params->keepalive_interval_ms);
@@ -206,9 +202,9 @@ out:
 }
 
 /*
- * The owner sends @pdu on @conn: if it shows the peer holds the session's
- * keys, the channel leaves the setup limits. Called before the PDU is
- * queued, so that the peer's answer finds them lifted.
+ * The owner sends @pdu on @conn: if it completes the binding, the channel
+ * is one of the unauthenticated no more. Called before the PDU is queued,
+ * so that the peer's next PDU finds the limits lifted.
  */
 void smbd_route_confirm(struct smbd_conn *conn, const u8 *pdu, u32 len)
 {
@@ -216,12 +212,13 @@ void smbd_route_confirm(struct smbd_conn *conn, const u8 *pdu, u32 len)
 	bool confirmed = false;
 
 	if (!READ_ONCE(conn->route.unconfirmed) ||
-	    !smb2_proves_session(pdu, len))
+	    !smb2_proves_session(pdu, len, conn->route.session_id))
 		return;
 	spin_lock_irqsave(&conn->lock, flags);
 	if (conn->route.unconfirmed &&
 	    smbd_conn_state_in(conn->state, SMBD_CONN_HAS_OWNER)) {
-		smbd_route_unconfirmed_end_locked(conn);
+		WRITE_ONCE(conn->route.unconfirmed, false);
+		smbd_setup_leave(conn);
 		conn->keepalive = SMBD_KEEPALIVE_NONE;
 		smbd_conn_set_deadline_locked(conn,
 					      conn->params->keepalive_interval_ms);
@@ -231,16 +228,6 @@ void smbd_route_confirm(struct smbd_conn *conn, const u8 *pdu, u32 len)
 	/* the owned limits: the credits held back may go now */
 	if (confirmed)
 		smbd_recv_refill(conn);
-}
-
-/* Confirmed, or torn down unconfirmed: the owner's count lets it go. */
-void smbd_route_unconfirmed_end_locked(struct smbd_conn *conn)
-{
-	lockdep_assert_held(&conn->lock);
-	if (!conn->route.unconfirmed)
-		return;
-	conn->route.unconfirmed = false;
-	atomic_dec(&conn->route.owner->nr_unconfirmed);
 }
 
 /* Teardown: the connection is no longer offered. */

@@ -171,13 +171,6 @@ static void smbd_smb2_session_setup(struct smbd_conn *conn, const u8 *buf,
 					 SMBD_REASON_UNKNOWN_SESSION);
 			return;
 		}
-		if (ret == -EBUSY) {
-			/* the session's file has its fill of unproven binds */
-			smbd_smb2_refuse(conn, buf, len,
-					 NT_STATUS_INSUFFICIENT_RESOURCES,
-					 SMBD_REASON_TOO_MANY_BINDS);
-			return;
-		}
 	} else {
 		ret = smbd_route_offer(conn);
 		if (ret == -ENOENT) {

@@ -60,13 +60,6 @@
 #define SMBD_MAX_SETUP_HELD 2
 #define SMBD_MAX_SETUP_CONNS 64
 #define SMBD_MAX_SETUP_PER_SOURCE 16
-/*
- * A channel bound to a registered session stays under those limits until
- * its owner shows that the peer holds the session's keys (routing.c): a
- * SessionId is clear text in every SMB2 header. A file has at most this
- * many such channels unconfirmed.
- */
-#define SMBD_MAX_UNCONFIRMED 16
 #define SMBD_SMB2_RESP_MAX (SMBD_MAX_SEC_BLOB + 1024)
 
 /* Module parameters (main.c). */
@@ -112,14 +105,14 @@ struct smbd_file {
 	unsigned long pool_nr_pages;
 	/* RDMA operations started whose RDMA_DONE is not read yet */
 	atomic_t rw_outstanding;
-	atomic_t nr_unconfirmed;	/* bound channels not confirmed yet */
 	unsigned int nr_sessions;	/* registered; under smbd_lock */
 };
 
 /*
  * A connection's life, in order; conn.c's smbd_conn_enter_locked() says
  * which state may follow which. Every state before OWNED is unauthenticated
- * (holding a slot of admission.c, under the setup limits).
+ * (holding a slot of admission.c, under the setup limits), and so is an
+ * OWNED binding until its owner confirms it (routing.c).
  */
 enum smbd_conn_state {
 	SMBD_CONN_ACCEPTING,		/* accepted; the CM's ESTABLISHED is due */
@@ -287,7 +280,10 @@ struct smbd_conn {
 		u32 setup_len;
 		struct smbd_kevent *disconnected_ev;	/* for the owner, from adoption */
 		struct work_struct smb2_work;
-		/* bound, its peer not proven yet: under the setup limits (lock) */
+		/*
+		 * bound, the binding not completed yet: still one of the
+		 * unauthenticated (lock; read locklessly on the receive path)
+		 */
 		bool unconfirmed;
 	} route;
 
@@ -404,7 +400,6 @@ int smbd_route_binding(struct smbd_conn *conn, u64 session_id);
 int smbd_route_offer(struct smbd_conn *conn);
 void smbd_route_forget(struct smbd_conn *conn);
 void smbd_route_confirm(struct smbd_conn *conn, const u8 *pdu, u32 len);
-void smbd_route_unconfirmed_end_locked(struct smbd_conn *conn);
 void smbd_route_file_closed(struct smbd_file *file);
 void smbd_sessions_show(struct seq_file *m);
 int smbd_ioctl_listen(struct file *filp, void *cmd);

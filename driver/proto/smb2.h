@@ -244,13 +244,14 @@ smb2_session_setup_parse(const u8 *buf, size_t len,
 			 struct smb2_session_setup_req *req);
 
 /*
- * Whether smbd's message @buf shows that the peer holds its session's keys:
- * a SESSION_SETUP response with STATUS_SUCCESS (a binding succeeds only
- * once smbd checked the peer's signature, MS-SMB2 3.3.5.5.3), or anything
- * encrypted (smbd encrypts only what answers an encrypted request). An
- * interim answer, STATUS_MORE_PROCESSING_REQUIRED, shows nothing yet.
+ * Whether smbd's message @buf completes the binding to @session_id: a
+ * signed SESSION_SETUP response for that session with STATUS_SUCCESS. A
+ * binding succeeds only once smbd checked the peer's signature with the
+ * session's key, and smbd signs its answer (MS-SMB2 3.3.5.5.3). An interim
+ * STATUS_MORE_PROCESSING_REQUIRED, or a success for another session (a new
+ * one the peer set up on the channel), proves nothing.
  */
-bool smb2_proves_session(const u8 *buf, size_t len);
+bool smb2_proves_session(const u8 *buf, size_t len, u64 session_id);
 
 /* The response header for @req as Samba writes it (flags, ids copied). */
 void smb2_resp_hdr_build(const struct smb2_hdr *req, u32 status,

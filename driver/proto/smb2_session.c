@@ -44,18 +44,14 @@ smb2_session_setup_parse(const u8 *buf, size_t len,
 	return SMBD_E_OK;
 }
 
-bool smb2_proves_session(const u8 *buf, size_t len)
+bool smb2_proves_session(const u8 *buf, size_t len, u64 session_id)
 {
-	static const u8 transform_id[SMB2_PROTOCOL_ID_SIZE] = {
-		0xfd, 'S', 'M', 'B'
-	};
 	struct smb2_hdr hdr;
 
-	if (len >= SMB2_PROTOCOL_ID_SIZE &&
-	    !memcmp(buf, transform_id, SMB2_PROTOCOL_ID_SIZE))
-		return true;
 	return smb2_hdr_decode(buf, len, &hdr) == SMBD_E_OK &&
 	       (hdr.flags & SMB2_FLAGS_SERVER_TO_REDIR) &&
+	       (hdr.flags & SMB2_FLAGS_SIGNED) &&
 	       hdr.command == SMB2_SESSION_SETUP &&
-	       hdr.status == NT_STATUS_SUCCESS;
+	       hdr.status == NT_STATUS_SUCCESS &&
+	       hdr.session_id == session_id;
 }

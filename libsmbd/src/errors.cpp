@@ -60,8 +60,8 @@ const char *hint(Step step, int err)
     case ENXIO:
         return "the driver is not there any more";
     case EBADFD:
-        return "the process this one was forked from opened this handle: "
-               "open the device again here";
+        return "another process opened this handle (this one inherited "
+               "it): open the device again here";
     case EACCES:
     case EPERM:
         if (step == Step::set_policy || step == Step::listen)

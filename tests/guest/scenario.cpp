@@ -205,6 +205,35 @@ negotiated_client(const PeerOptions &opt)
     return std::move(*c);
 }
 
+ExtraAddresses::ExtraAddresses(int n)
+{
+    const std::string server = server_addr();
+    const std::string link = rdma_link();
+    netdev_ = link.substr(link.rfind(' ') + 1);
+    const std::string prefix = server.substr(0, server.rfind('.') + 1);
+    for (int i = 0; i < n; i++) {
+        std::string a = prefix + std::to_string(201 + i);
+        if (std::system(("ip addr add " + a + "/24 dev " + netdev_).c_str()))
+            return;
+        addrs_.push_back(a);
+    }
+}
+
+ExtraAddresses::~ExtraAddresses()
+{
+    for (const auto &a : addrs_)
+        (void)std::system(("ip addr del " + a + "/24 dev " + netdev_).c_str());
+}
+
+PeerOptions from_address(const std::string &source)
+{
+    PeerOptions o;
+    o.connect.source = source;
+    o.connect.receive_credit_max = 8;
+    o.connect.send_slots = 4;
+    return o;
+}
+
 smbd::client::Result<std::unique_ptr<Client>>
 bound_client(uint64_t session, const PeerOptions &opt)
 {

@@ -89,6 +89,23 @@ negotiated_client(const PeerOptions &opt = {});
 smbd::client::Result<std::unique_ptr<Client>>
 bound_client(uint64_t session, const PeerOptions &opt = {});
 
+// Addresses x.y.z.201.. beside the server's on the RDMA link's netdev, for
+// peers that connect from addresses of their own, while it lives.
+class ExtraAddresses {
+  public:
+    explicit ExtraAddresses(int n);
+    ~ExtraAddresses();
+    ExtraAddresses(const ExtraAddresses &) = delete;
+    ExtraAddresses &operator=(const ExtraAddresses &) = delete;
+    const std::vector<std::string> &all() const { return addrs_; }
+
+  private:
+    std::string netdev_;
+    std::vector<std::string> addrs_;
+};
+// A peer from @source with few receives, since dozens are held at once.
+PeerOptions from_address(const std::string &source);
+
 // The SESSION_SETUP request a client sends (binding to @session or new).
 std::vector<uint8_t> session_setup_request(bool binding, uint64_t session);
 smbd::client::SessionSetupOptions session_setup_options(bool binding,

@@ -3,59 +3,16 @@
 // does not keep another client out. Peers connect from extra addresses on
 // the RDMA link's netdev, without sending the MS-SMBD negotiate, which
 // keeps them in the first phase for the (long) negotiate timeout.
-#include <fcntl.h>
-
-#include <cstdlib>
-
 #include "scenario.h"
 
 namespace scenario {
 namespace {
 
-// Addresses x.y.z.201.. next to the server's own, for as long as it lives.
-class ExtraAddresses {
-  public:
-    explicit ExtraAddresses(int n)
-    {
-        const std::string server = server_addr();
-        const std::string link = rdma_link();
-        netdev_ = link.substr(link.rfind(' ') + 1);
-        const std::string prefix = server.substr(0, server.rfind('.') + 1);
-        for (int i = 0; i < n; i++) {
-            std::string a = prefix + std::to_string(201 + i);
-            if (run("ip addr add " + a + "/24 dev " + netdev_) != 0)
-                return;
-            addrs_.push_back(a);
-        }
-    }
-    ~ExtraAddresses()
-    {
-        for (const auto &a : addrs_)
-            (void)run("ip addr del " + a + "/24 dev " + netdev_);
-    }
-    const std::vector<std::string> &all() const { return addrs_; }
-
-  private:
-    static int run(const std::string &cmd) { return std::system(cmd.c_str()); }
-    std::string netdev_;
-    std::vector<std::string> addrs_;
-};
-
-// Small, since dozens are held at once.
-PeerOptions held_from(const std::string &source)
-{
-    PeerOptions o;
-    o.connect.source = source;
-    o.connect.receive_credit_max = 8;
-    o.connect.send_slots = 4;
-    return o;
-}
-
 // A connection from @source that gets no further than the CM's accept.
 smbd::client::Result<std::unique_ptr<Client>>
 connect_from(const std::string &source)
 {
-    const PeerOptions o = held_from(source);
+    const PeerOptions o = from_address(source);
     return Client::connect(o.addr, o.port, o.connect);
 }
 
@@ -90,7 +47,7 @@ TEST_F(Admission, OneAddressHoldsOnlyItsShare)
     EXPECT_LT(held.size(), 64u) << "one address took every slot";
     EXPECT_EQ(delta("conn_rejected_source"), 1);
 
-    auto other = negotiated_client(held_from(src.all()[1]));
+    auto other = negotiated_client(from_address(src.all()[1]));
     EXPECT_TRUE(other) << "the other address: " << other.error().message;
     EXPECT_EQ(delta("disconnect_evicted"), 0);
     for (auto &c : held)

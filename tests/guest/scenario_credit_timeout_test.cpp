@@ -232,8 +232,7 @@ TEST_F(SendCharge, QueuedPdusCountAgainstTheSendersMemoryCgroup)
     ASSERT_TRUE(channel) << "no NEW_CHANNEL; the peer: " << verdict(client);
     ASSERT_EQ(channel->type(), SMBD_EVENT_NEW_CHANNEL) << describe(*channel);
     ASSERT_EQ(answer_session_setup(master, *channel, kSession), 0);
-    while (!holding.load() &&
-           client.wait_for(0s) != std::future_status::ready)
+    while (!holding.load() && client.wait_for(0s) != std::future_status::ready)
         std::this_thread::sleep_for(10ms);
 
     constexpr int kPdus = 8;

@@ -41,40 +41,51 @@ TEST_F(NoParams, ConnectFailsBeforeSetParamsAndAfterTheMasterClosed)
 using SetupLimit = Scenario;
 
 // Peers that never reach an owner cost memory nobody authenticated: 64 of
-// them at once, no more.
-TEST_F(SetupLimit, ConnectionsBeyondSixtyFourWithoutAnOwnerAreRejected)
+// them at once, no more. Four addresses fill the 64 slots in their shares
+// (admission.c); a fifth address's connection then takes a slot from them
+// rather than adding one, and one leaving makes room again.
+TEST_F(SetupLimit, NoMoreThanSixtyFourConnectionsWithoutAnOwner)
 {
-    constexpr int kLimit = 64;
+    constexpr int kLimit = 64, kShare = 16;
+    ExtraAddresses src(5);
+    ASSERT_EQ(src.all().size(), 5u);
     Params params = fast_params();
     params.negotiate_timeout_ms = 60000;
     Device master(O_NONBLOCK);
     ASSERT_EQ(master.set_params(params), 0);
+    auto connect = [&](int a) {
+        const PeerOptions o = from_address(src.all()[a]);
+        return Client::connect(o.addr, o.port, o.connect);
+    };
+    auto active = [&] {
+        return int64_t(Counters::now()["conn_active"]) -
+               int64_t(start_["conn_active"]);
+    };
 
     std::vector<std::unique_ptr<Client>> stalled;
     for (int i = 0; i < kLimit; i++) {
-        auto c = Client::connect(server_addr(), kPort,
-                                 PeerOptions::default_connect());
+        auto c = connect(i / kShare);
         ASSERT_TRUE(c) << "connection " << i + 1 << ": " << c.error().message;
         stalled.push_back(std::move(*c));
     }
-    auto extra =
-        Client::connect(server_addr(), kPort, PeerOptions::default_connect());
-    EXPECT_FALSE(extra) << "connection " << kLimit + 1 << " was accepted";
-    EXPECT_EQ(delta("conn_rejected"), 1);
+    auto extra = connect(4);
+    ASSERT_TRUE(extra) << "a fifth address: " << extra.error().message;
+    EXPECT_EQ(delta("disconnect_evicted"), 1);
+    for (int i = 0; i < 500 && active() > kLimit; i++)
+        std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(active(), kLimit) << "more than 64 without an owner";
 
-    // one of them leaving makes room again
+    // one of them leaving makes room again, without evicting
     stalled.pop_back();
-    auto room = [&] {
-        return Counters::now()["conn_active"] ==
-               start_["conn_active"] + kLimit - 1;
-    };
-    for (int i = 0; i < 500 && !room(); i++)
+    for (int i = 0; i < 500 && active() > kLimit - 1; i++)
         std::this_thread::sleep_for(10ms);
     {
-        auto again = negotiated_client();
+        auto again = negotiated_client(from_address(src.all()[4]));
         EXPECT_TRUE(again) << again.error().message;
     }
+    EXPECT_EQ(delta("disconnect_evicted"), 1);
     stalled.clear();
+    (*extra)->close();
 }
 
 } // namespace

@@ -1,10 +1,12 @@
 // A channel bound to a registered session is no more trusted than any
 // unauthenticated connection until its owner confirms it with the answer
-// only a peer holding the session's keys gets (a SESSION_SETUP response
-// with STATUS_SUCCESS): until then its PDUs are setup-sized, the setup
-// timer runs whatever the peer sends, and a file takes only so many.
+// that completes the binding (a signed SESSION_SETUP response with
+// STATUS_SUCCESS for the bound session): until then its PDUs are
+// setup-sized, the setup timer runs whatever the peer sends, and it holds
+// one of the slots of the unauthenticated.
 #include <atomic>
 #include <fcntl.h>
+#include <thread>
 
 #include "reply.h"
 #include "scenario.h"
@@ -111,6 +113,12 @@ TEST_F(Unconfirmed, SuccessLiftsTheLimits)
         auto echo = (*c)->recv_pdu(10s);
         if (!echo)
             return "no echo of the large PDU: " + echo.error().message;
+        // confirmed, the setup timer (2 s) no longer runs
+        std::this_thread::sleep_for(3s);
+        if (auto st = (*c)->send_pdu(test_pdu(kSession, 2, 512)); !st)
+            return "after the setup timeout: " + st.error().message;
+        if (auto again = (*c)->recv_pdu(10s); !again)
+            return "no echo after the setup timeout: " + again.error().message;
         (*c)->close();
         return "";
     });
@@ -133,6 +141,11 @@ TEST_F(Unconfirmed, SuccessLiftsTheLimits)
     ASSERT_EQ(pdu->type(), SMBD_EVENT_PDU_RECEIVED) << describe(*pdu);
     EXPECT_TRUE(pdu->data == test_pdu(kSession, 1, big));
     ASSERT_EQ(echo(master, *pdu), 0);
+    auto late = next_event(master);
+    ASSERT_TRUE(late) << "no PDU after the setup timeout; the peer: "
+                      << verdict(client);
+    ASSERT_EQ(late->type(), SMBD_EVENT_PDU_RECEIVED) << describe(*late);
+    ASSERT_EQ(echo(master, *late), 0);
     auto gone = next_event(master);
     ASSERT_TRUE(gone);
     EXPECT_EQ(gone->raw.u.disconnected.reason, SMBD_REASON_PEER)
@@ -178,87 +191,126 @@ TEST_F(Unconfirmed, AChannelNeverConfirmedTimesOutThoughThePeerTalks)
     EXPECT_EQ(delta("disconnect_setup_timeout"), 1);
 }
 
-// Bindings nobody confirms fill their file's share: the next one is
-// refused with STATUS_INSUFFICIENT_RESOURCES, and a confirmation makes
-// room for one more.
-TEST_F(Unconfirmed, AFileTakesOnlySoManyUnconfirmedBindings)
+// A success for another session (a new one the peer set up on the bound
+// channel, as it may) does not complete the binding.
+TEST_F(Unconfirmed, AnotherSessionsSuccessConfirmsNothing)
 {
+    Device master(O_NONBLOCK);
+    ASSERT_EQ(master.set_params(fast_params()), 0);
+    ASSERT_EQ(master.register_session(kSession), 0);
+    auto client = peer([&]() -> std::string {
+        auto c = negotiated_client();
+        if (!c)
+            return "connect and negotiate: " + c.error().message;
+        if (auto e = bind_and_read_answer(**c, NT_STATUS_SUCCESS); !e.empty())
+            return e;
+        auto big = test_pdu(kSession, 0, SMBD_MAX_SETUP_PDU + 1);
+        if (auto st = (*c)->send_pdu(big);
+            !st && st.error().code !=
+                       make_error_code(smbd::client::Errc::peer_disconnected))
+            return "sending the large PDU: " + st.error().message;
+        if (auto st = (*c)->wait_peer_disconnect(10s); !st)
+            return "expected a disconnect: " + st.error().message;
+        return "";
+    });
+    auto channel = next_event(master);
+    ASSERT_TRUE(channel) << "no NEW_CHANNEL; the peer: " << verdict(client);
+    ASSERT_EQ(channel->type(), SMBD_EVENT_NEW_CHANNEL) << describe(*channel);
+    std::string why;
+    auto other = smbd::responder::session_setup_response(
+        channel->session_setup(), kSession + 1, &why);
+    ASSERT_FALSE(other.empty()) << why;
+    ASSERT_EQ(master.send_pdu(channel->conn_id(), other), 0);
+    auto gone = next_event(master);
+    ASSERT_TRUE(gone) << "the peer: " << verdict(client);
+    EXPECT_EQ(gone->type(), SMBD_EVENT_DISCONNECTED) << describe(*gone);
+    EXPECT_EQ(gone->raw.u.disconnected.reason, SMBD_REASON_BAD_SMB2)
+        << describe(*gone);
+    EXPECT_EQ(verdict(client), "");
+}
+
+// Unconfirmed bindings hold slots of the unauthenticated: one address's
+// share of them runs out, and a binding confirmed, or one that ends, gives
+// its slot back.
+TEST_F(Unconfirmed, BindingsHoldTheirSlotsUntilConfirmedOrGone)
+{
+    ExtraAddresses src(1);
+    ASSERT_EQ(src.all().size(), 1u);
     Params params = fast_params();
     params.setup_timeout_ms = 120000; // none may expire while they pile up
     Device master(O_NONBLOCK);
     ASSERT_EQ(master.set_params(params), 0);
     ASSERT_EQ(master.register_session(kSession), 0);
-    constexpr int kTries = 64;
-    std::atomic<int> adopted{0}, refused_at{-1};
-    std::atomic<bool> confirmed{false};
+    std::atomic<int> adopted{0}, refused_at{-1}, step{0};
     auto client = peer([&]() -> std::string {
         std::vector<std::unique_ptr<Client>> held;
-        // each binding waits until it was adopted or refused
-        auto bind = [&](int i) -> std::string {
-            auto c = negotiated_client();
+        // each binding waits until it was adopted; false: it was refused
+        auto bind = [&](std::string &err) -> bool {
+            auto c = negotiated_client(from_address(src.all()[0]));
             if (!c)
-                return "connect and negotiate: " + c.error().message;
+                return false; // the CM's connect was refused
             if (auto st = (*c)->send_pdu(session_setup_request(true, kSession));
-                !st)
-                return "sending a binding: " + st.error().message;
+                !st) {
+                err = "sending a binding: " + st.error().message;
+                return false;
+            }
             for (auto until = std::chrono::steady_clock::now() + 20s;
-                 std::chrono::steady_clock::now() < until;) {
+                 std::chrono::steady_clock::now() < until;
+                 std::this_thread::sleep_for(10ms))
                 if (adopted.load() > static_cast<int>(held.size())) {
                     held.push_back(std::move(*c));
-                    return "";
+                    return true;
                 }
-                auto resp = (*c)->recv_pdu(50ms);
-                if (!resp)
-                    continue;
-                auto hdr = smbd::client::parse_smb2_response_header(*resp);
-                if (!hdr || hdr->status != NT_STATUS_INSUFFICIENT_RESOURCES)
-                    return "binding " + std::to_string(i) +
-                           ": an unexpected answer";
-                refused_at = i;
-                return "";
-            }
-            return "binding " + std::to_string(i) +
-                   ": neither adopted nor "
-                   "refused";
+            err = "a binding was neither adopted nor refused";
+            return false;
         };
-        for (int i = 0; i < kTries && refused_at.load() < 0; i++)
-            if (auto e = bind(i); !e.empty())
-                return e;
+        std::string err;
+        for (int i = 0; i < 80 && refused_at.load() < 0; i++)
+            if (!bind(err)) {
+                if (!err.empty())
+                    return err;
+                refused_at = i;
+            }
         if (refused_at.load() < 0)
-            return std::to_string(kTries) + " bindings, none refused";
-        while (!confirmed.load())
+            return "80 bindings, none refused";
+        // the master confirms one: its slot is free
+        step = 1;
+        while (step.load() != 2)
             std::this_thread::sleep_for(10ms);
-        const size_t before = held.size();
-        if (auto e = bind(kTries); !e.empty())
-            return "after a confirmation: " + e;
-        if (held.size() != before + 1)
-            return "refused again after a confirmation";
+        if (!bind(err))
+            return "after a confirmation: " + (err.empty() ? "refused" : err);
+        // one ends: its slot is free
+        held[1]->close();
+        held.erase(held.begin() + 1);
+        std::this_thread::sleep_for(500ms);
+        if (!bind(err))
+            return "after a close: " + (err.empty() ? "refused" : err);
         for (auto &c : held)
             c->close();
         return "";
     });
     std::vector<Event> channels;
-    while (refused_at.load() < 0 &&
-           client.wait_for(0s) != std::future_status::ready) {
-        auto ev = next_event(master, 200ms);
-        if (!ev)
-            continue;
-        ASSERT_EQ(ev->type(), SMBD_EVENT_NEW_CHANNEL) << describe(*ev);
-        channels.push_back(std::move(*ev));
-        adopted = static_cast<int>(channels.size());
-    }
+    auto serve_until = [&](const std::function<bool()> &done) {
+        while (!done() && client.wait_for(0s) != std::future_status::ready) {
+            auto ev = next_event(master, 100ms);
+            if (!ev)
+                continue;
+            if (ev->type() == SMBD_EVENT_NEW_CHANNEL) {
+                channels.push_back(std::move(*ev));
+                adopted = static_cast<int>(channels.size());
+            }
+        }
+    };
+    serve_until([&] { return step.load() == 1; });
     ASSERT_GE(refused_at.load(), 1) << "the peer: " << verdict(client);
-    EXPECT_EQ(refused_at.load(), static_cast<int>(channels.size()));
-    EXPECT_EQ(delta("disconnect_too_many_binds"), 1);
-
+    EXPECT_LT(refused_at.load(), 64) << "one address took every slot";
+    EXPECT_EQ(delta("conn_rejected_source"), 1);
     ASSERT_EQ(answer_session_setup(master, channels.front(), kSession), 0);
-    confirmed = true;
-    auto more = next_event(master);
-    ASSERT_TRUE(more) << "the peer: " << verdict(client);
-    ASSERT_EQ(more->type(), SMBD_EVENT_NEW_CHANNEL) << describe(*more);
-    adopted = static_cast<int>(channels.size()) + 1;
+    step = 2;
+    serve_until([] { return false; });
     EXPECT_EQ(verdict(client), "");
-    EXPECT_EQ(delta("disconnect_too_many_binds"), 1);
+    EXPECT_EQ(channels.size(), static_cast<size_t>(refused_at.load()) + 2);
+    EXPECT_EQ(delta("conn_rejected_source"), 1);
 }
 
 } // namespace

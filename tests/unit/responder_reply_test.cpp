@@ -36,13 +36,14 @@ std::vector<uint8_t> setup_request(uint64_t session_id, uint32_t flags,
 }
 
 // What the responder must send: the request's header as smbd answers it,
-// with the new SessionId, unsigned, and the blob at offset 72.
-std::vector<uint8_t> setup_response(uint64_t session_id)
+// with the new SessionId, the blob at offset 72, and @flags besides the
+// response's own.
+std::vector<uint8_t> setup_response(uint64_t session_id, uint32_t flags = 0)
 {
     Bytes w;
     w.u8(0xfe).u8('S').u8('M').u8('B').le16(64);
     w.le16(1).le32(NT_STATUS_SUCCESS).le16(SMB2_SESSION_SETUP);
-    w.le16(130).le32(SMB2_FLAGS_SERVER_TO_REDIR).le32(0);
+    w.le16(130).le32(SMB2_FLAGS_SERVER_TO_REDIR | flags).le32(0);
     w.le64(5).le32(0xfeff).le32(0);
     w.le64(session_id).zeros(16);
     w.le16(9).le16(0).le16(72).le16(uint16_t(accept_completed_blob.size()));
@@ -57,13 +58,15 @@ TEST(ResponderReply, NewSessionGetsItsIdAndTheBlobAtOffset72)
                           setup_response(kNewSession)));
 }
 
-// A binding request is signed with a key the responder does not have.
-TEST(ResponderReply, BoundSessionAnswerIsUnsignedForTheBoundId)
+// A binding request is signed with a key the responder does not have; its
+// answer says signed, as smbd's does, with a zero signature: the driver
+// looks at the flag to lift the channel's setup limits.
+TEST(ResponderReply, BoundSessionAnswerIsFlaggedSignedForTheBoundId)
 {
     auto req = setup_request(kBoundSession, SMB2_FLAGS_SIGNED,
                              SMB2_SESSION_FLAG_BINDING);
     EXPECT_TRUE(SameBytes(session_setup_response(req, kBoundSession),
-                          setup_response(kBoundSession)));
+                          setup_response(kBoundSession, SMB2_FLAGS_SIGNED)));
 }
 
 TEST(ResponderReply, InvalidSessionSetupGetsNoAnswerAndAReason)

@@ -372,51 +372,61 @@ TEST(Smb2ResponseHeader, CopiesRequestIdsAndSetsServerFlag)
     EXPECT_TRUE(SameBytes({out.begin(), out.end()}, w.b));
 }
 
-// What confirms a bound channel: smbd's STATUS_SUCCESS to a SESSION_SETUP,
-// or anything it encrypted; nothing else, however it is dressed.
-TEST(Smb2ProvesSession, OnlyASuccessfulSessionSetupResponseOrEncryption)
+// What confirms a bound channel: smbd's signed STATUS_SUCCESS to a
+// SESSION_SETUP for the bound SessionId; nothing else, however dressed.
+TEST(Smb2ProvesSession, OnlyTheSignedSuccessOfTheBoundSession)
 {
-    smb2_hdr h{};
-    h.command = SMB2_SESSION_SETUP;
-    h.session_id = kSessionId;
-    auto response = [&](uint32_t status, uint16_t command) {
-        std::vector<uint8_t> out(SMB2_HDR_SIZE + 9);
-        smb2_hdr req = h;
+    auto response = [](uint32_t status, uint16_t command, uint64_t session,
+                       uint32_t flags) {
+        smb2_hdr req{};
         req.command = command;
+        req.session_id = session;
+        req.flags = flags;
+        std::vector<uint8_t> out(SMB2_HDR_SIZE + 9);
         smb2_resp_hdr_build(&req, status, 1, out.data());
         return out;
     };
     auto proves = [](const std::vector<uint8_t> &b) {
-        return smb2_proves_session(b.data(), b.size());
+        return smb2_proves_session(b.data(), b.size(), kSessionId);
     };
-    EXPECT_TRUE(proves(response(NT_STATUS_SUCCESS, SMB2_SESSION_SETUP)));
-    EXPECT_FALSE(proves(response(0xc0000016u, SMB2_SESSION_SETUP)));
+    const auto ok = response(NT_STATUS_SUCCESS, SMB2_SESSION_SETUP, kSessionId,
+                             SMB2_FLAGS_SIGNED);
+    EXPECT_TRUE(proves(ok));
+    // unsigned (a guest's, or anonymous)
     EXPECT_FALSE(
-        proves(response(NT_STATUS_USER_SESSION_DELETED, SMB2_SESSION_SETUP)));
-    EXPECT_FALSE(proves(response(NT_STATUS_SUCCESS, SMB2_NEGOTIATE)));
-
+        proves(response(NT_STATUS_SUCCESS, SMB2_SESSION_SETUP, kSessionId, 0)));
+    // another session's success: a new session set up on the channel
+    EXPECT_FALSE(proves(response(NT_STATUS_SUCCESS, SMB2_SESSION_SETUP,
+                                 kSessionId + 1, SMB2_FLAGS_SIGNED)));
+    // the interim answer, and failures
+    EXPECT_FALSE(proves(response(0xc0000016u, SMB2_SESSION_SETUP, kSessionId,
+                                 SMB2_FLAGS_SIGNED)));
+    EXPECT_FALSE(
+        proves(response(NT_STATUS_USER_SESSION_DELETED, SMB2_SESSION_SETUP,
+                        kSessionId, SMB2_FLAGS_SIGNED)));
+    // another command's success
+    EXPECT_FALSE(proves(response(NT_STATUS_SUCCESS, SMB2_NEGOTIATE, kSessionId,
+                                 SMB2_FLAGS_SIGNED)));
     // a request's header, not a response
-    auto req = response(NT_STATUS_SUCCESS, SMB2_SESSION_SETUP);
+    auto req = ok;
     req[SMB2_HDR_FLAGS] &= ~SMB2_FLAGS_SERVER_TO_REDIR;
     EXPECT_FALSE(proves(req));
     // short, or not SMB2 at all
-    auto ok = response(NT_STATUS_SUCCESS, SMB2_SESSION_SETUP);
-    EXPECT_FALSE(smb2_proves_session(ok.data(), SMB2_HDR_SIZE - 1));
+    EXPECT_FALSE(smb2_proves_session(ok.data(), SMB2_HDR_SIZE - 1, kSessionId));
     auto smb1 = ok;
     smb1[0] = 0xff;
     EXPECT_FALSE(proves(smb1));
     auto bad_size = ok;
     bad_size[SMB2_HDR_STRUCTURE_SIZE] = 65;
     EXPECT_FALSE(proves(bad_size));
-
-    // an SMB2 TRANSFORM_HEADER (0xFD 'SMB'): encrypted with the session's key
+    // an SMB2 TRANSFORM_HEADER (0xFD 'SMB'): smbd does not encrypt the
+    // answer to a binding, so nothing encrypted confirms one
     std::vector<uint8_t> tf(52 + 64, 0);
     tf[0] = 0xfd;
     tf[1] = 'S';
     tf[2] = 'M';
     tf[3] = 'B';
-    EXPECT_TRUE(proves(tf));
-    EXPECT_FALSE(smb2_proves_session(tf.data(), 3));
+    EXPECT_FALSE(proves(tf));
 }
 
 } // namespace

@@ -65,6 +65,13 @@ std::vector<uint8_t> session_setup_response(std::span<const uint8_t> request,
     // grant what the client asked for, at least one credit, as smbd does
     smb2rw::put_response_header(h, NT_STATUS_SUCCESS,
                                 smb2rw::credit_response(req.hdr), out.data());
+    // smbd signs the answer that completes a binding, and the driver lifts
+    // the channel's setup limits on that flag (the signature itself only
+    // the client checks; there is no key here)
+    if (req.flags & SMB2_SESSION_FLAG_BINDING)
+        smbd_put_le32(out.data() + SMB2_HDR_FLAGS,
+                      smbd_get_le32(out.data() + SMB2_HDR_FLAGS) |
+                          SMB2_FLAGS_SIGNED);
     uint8_t *body = out.data() + SMB2_HDR_SIZE;
     smbd_put_le16(body, 9);
     smbd_put_le16(body + 2, 0);

@@ -223,6 +223,9 @@ struct smbd_info {
  *	0, as callers that predate the field pass: @negotiate_timeout_ms). A
  *	client prepares its session between the two (the Linux client loads
  *	its hash and cipher code), which takes seconds on a loaded machine.
+ *	A binding channel has as long again, from its NEW_CHANNEL, for the
+ *	owner's signed STATUS_SUCCESS that completes the binding; until then
+ *	it keeps the limits of a connection without an owner.
  * @credit_timeout_ms: the time a send may wait for the peer to grant a send
  *	credit before the connection is dropped (MS-SMBD's Send Credit Grant
  *	Timer; Windows: 5 s), and the time the PDU first in a connection's
@@ -408,8 +411,7 @@ struct smbd_mem_params {
 	X(RDMA_ERROR, 16, rdma_error)		/* work completion or CM error */ \
 	X(NO_MEMORY, 17, no_memory)		/* resources exhausted */ \
 	X(SETUP_TIMEOUT, 18, setup_timeout)	/* no session setup or bind done in time */ \
-	X(TOO_MANY_BINDS, 19, too_many_binds)	/* the file has too many binds unconfirmed */ \
-	X(EVICTED, 20, evicted)			/* its setup slot went to a newer peer */
+	X(EVICTED, 19, evicted)			/* its setup slot went to a newer peer */
 
 #define SMBD_REASON_ENUM_(name, value, text) SMBD_REASON_##name = value,
 enum { SMBD_REASONS(SMBD_REASON_ENUM_) SMBD_REASON_NONE = 0 };
