@@ -90,7 +90,7 @@ int smbd_setup_admit(struct smbd_conn *conn)
 		if (!victim)
 			return -EBUSY;
 		/* leaving the unowned states gives its slot back, now */
-		smbd_conn_fail(victim, SMBD_REASON_EVICTED);
+		smbd_conn_evict(victim);
 		smbd_conn_put(victim);
 	}
 	return -EBUSY;
@@ -103,6 +103,18 @@ void smbd_setup_ready(struct smbd_conn *conn)
 	spin_lock_irqsave(&smbd_setup_lock, flags);
 	conn->setup.ready = true;
 	spin_unlock_irqrestore(&smbd_setup_lock, flags);
+}
+
+/* Whether @conn still holds a slot; under its lock, so that it stays so. */
+bool smbd_setup_holds(struct smbd_conn *conn)
+{
+	bool holds;
+
+	lockdep_assert_held(&conn->lock);
+	spin_lock(&smbd_setup_lock);
+	holds = !list_empty(&conn->setup.node);
+	spin_unlock(&smbd_setup_lock);
+	return holds;
 }
 
 void smbd_setup_leave(struct smbd_conn *conn)

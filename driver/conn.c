@@ -477,13 +477,15 @@ bool smbd_conn_enter_locked(struct smbd_conn *conn, enum smbd_conn_state to)
 }
 
 /* Record the first reason and start the teardown; any context. */
-void smbd_conn_fail(struct smbd_conn *conn, u32 reason)
+static void smbd_conn_fail_if(struct smbd_conn *conn, u32 reason,
+			      bool (*still)(struct smbd_conn *conn))
 {
 	unsigned long flags;
 	bool first;
 
 	spin_lock_irqsave(&conn->lock, flags);
-	first = smbd_conn_enter_locked(conn, SMBD_CONN_DISCONNECTING);
+	first = (!still || still(conn)) &&
+		smbd_conn_enter_locked(conn, SMBD_CONN_DISCONNECTING);
 	if (first)
 		conn->reason = reason;
 	spin_unlock_irqrestore(&conn->lock, flags);
@@ -496,6 +498,20 @@ void smbd_conn_fail(struct smbd_conn *conn, u32 reason)
 		smbd_conn_info(conn, "disconnecting: %s\n",
 			       smbd_reason_name(reason));
 	queue_work(smbd_wq, &conn->disconnect_work);
+}
+
+void smbd_conn_fail(struct smbd_conn *conn, u32 reason)
+{
+	smbd_conn_fail_if(conn, reason, NULL);
+}
+
+/*
+ * Evicted, unless it got an owner or its binding was confirmed since it
+ * was picked: under its lock, which both of those take.
+ */
+void smbd_conn_evict(struct smbd_conn *conn)
+{
+	smbd_conn_fail_if(conn, SMBD_REASON_EVICTED, smbd_setup_holds);
 }
 
 static void smbd_conn_timer(struct work_struct *work)

@@ -14,14 +14,21 @@
 
 #include "smbdirect.h"
 
-/* Charged to the caller's memory cgroup: SEND_PDU's, for its copies. */
+/*
+ * Charged to the caller's memory cgroup: SEND_PDU's, for its copies (a
+ * kworker's, for the driver's own responses, is not charged). Beyond the
+ * cgroup's limit the copy fails with ENOMEM rather than wake its OOM
+ * killer, which could pick the master smbd.
+ */
+#define SMBD_PDU_GFP (GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL)
+
 struct smbd_pdu_out *smbd_pdu_out_alloc(u32 len)
 {
-	struct smbd_pdu_out *pdu = kzalloc(sizeof(*pdu), GFP_KERNEL_ACCOUNT);
+	struct smbd_pdu_out *pdu = kzalloc(sizeof(*pdu), SMBD_PDU_GFP);
 
 	if (!pdu)
 		return NULL;
-	pdu->data = kvmalloc(len, GFP_KERNEL_ACCOUNT);
+	pdu->data = kvmalloc(len, SMBD_PDU_GFP);
 	if (!pdu->data) {
 		kfree(pdu);
 		return NULL;

@@ -330,11 +330,13 @@ static inline bool smbd_conn_qp_usable_locked(const struct smbd_conn *conn)
 int smbd_setup_admit(struct smbd_conn *conn);
 void smbd_setup_ready(struct smbd_conn *conn);
 void smbd_setup_leave(struct smbd_conn *conn);
+bool smbd_setup_holds(struct smbd_conn *conn);
 
 /* conn.c */
 int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 		     struct rdma_conn_param *req);
 void smbd_conn_fail(struct smbd_conn *conn, u32 reason);
+void smbd_conn_evict(struct smbd_conn *conn);
 void smbd_conn_qp_failed(struct smbd_conn *conn, const char *what);
 void smbd_conn_put(struct smbd_conn *conn);
 void smbd_conn_arm_timer(struct smbd_conn *conn, u32 ms);
