@@ -53,6 +53,21 @@ uint64_t spend_server_credits(Client &c, std::chrono::milliseconds wait,
     return 0;
 }
 
+// The server's credits spent, as above, and the server seen waiting: ""
+// and the echoes that came in @n, or what went wrong.
+std::string stall_the_server(Client &c, std::chrono::milliseconds wait,
+                             uint64_t &n)
+{
+    smbd::client::Error end;
+    std::string problem;
+    n = spend_server_credits(c, wait, end, problem);
+    if (!problem.empty())
+        return problem;
+    if (end.code != make_error_code(smbd::client::Errc::timeout))
+        return "waiting for echo " + std::to_string(n) + ": " + end.message;
+    return "";
+}
+
 using CreditTimeout = Scenario;
 
 // The stall outlasts the keepalive timeout and fits in the credit timeout:
@@ -65,13 +80,9 @@ TEST_F(CreditTimeout, LateGrantWithinTheCreditTimeoutKeepsTheConnection)
         auto c = bound_client(kSession);
         if (!c)
             return c.error().message;
-        smbd::client::Error end;
-        std::string problem;
-        uint64_t n = spend_server_credits(**c, 2500ms, end, problem);
-        if (!problem.empty())
-            return problem;
-        if (end.code != make_error_code(smbd::client::Errc::timeout))
-            return "waiting for echo " + std::to_string(n) + ": " + end.message;
+        uint64_t n = 0;
+        if (auto e = stall_the_server(**c, 2500ms, n); !e.empty())
+            return e;
         (*c)->set_repost_receives(true);
         smbd::client::EchoSpec held{2 + n, (*c)->session_id(), kSize};
         auto got = (*c)->recv_pdu(10s);
@@ -128,11 +139,9 @@ TEST_F(CreditTimeout, AGrantNowAndThenDoesNotKeepAPduWaitingForEver)
         auto c = bound_client(kSession);
         if (!c)
             return c.error().message;
-        smbd::client::Error end;
-        std::string problem;
-        uint64_t n = spend_server_credits(**c, 1500ms, end, problem);
-        if (!problem.empty())
-            return problem;
+        uint64_t n = 0;
+        if (auto e = stall_the_server(**c, 1500ms, n); !e.empty())
+            return e;
         // about 48 fragments to echo, one credit each
         smbd::client::EchoSpec big{3 + n, (*c)->session_id(), 64u << 10};
         if (auto st = (*c)->send_pdu(smbd::client::build_echo_pdu(big)); !st)

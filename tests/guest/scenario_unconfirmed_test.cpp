@@ -6,6 +6,7 @@
 // one of the slots of the unauthenticated.
 #include <atomic>
 #include <fcntl.h>
+#include <functional>
 #include <thread>
 
 #include "reply.h"
@@ -18,7 +19,15 @@ namespace {
 constexpr uint64_t kSession = 0x5e5510aa00000077ull;
 constexpr uint32_t kMoreProcessingRequired = 0xC0000016u;
 
-using Unconfirmed = Scenario;
+class Unconfirmed : public Scenario {
+  protected:
+    // The peer binds and reads smbd's first answer, @answer(NEW_CHANNEL)
+    // of status @status; its PDU above the setup size then must end the
+    // channel as before binding (bad_smb2).
+    void expect_setup_pdu_limit_after(
+        const std::function<std::vector<uint8_t>(const Event &)> &answer,
+        uint32_t status);
+};
 
 // smbd's answer to a SESSION_SETUP leg, with @status.
 std::vector<uint8_t> session_setup_answer(std::span<const uint8_t> request,
@@ -51,9 +60,9 @@ std::string bind_and_read_answer(Client &c, uint32_t expected)
     return "";
 }
 
-// An interim answer (the first of NTLMSSP's two legs) proves nothing: a
-// PDU above the setup size ends the channel as it would before binding.
-TEST_F(Unconfirmed, AnInterimAnswerKeepsTheSetupPduLimit)
+void Unconfirmed::expect_setup_pdu_limit_after(
+    const std::function<std::vector<uint8_t>(const Event &)> &answer,
+    uint32_t status)
 {
     Device master(O_NONBLOCK);
     ASSERT_EQ(master.set_params(fast_params()), 0);
@@ -62,8 +71,7 @@ TEST_F(Unconfirmed, AnInterimAnswerKeepsTheSetupPduLimit)
         auto c = negotiated_client();
         if (!c)
             return "connect and negotiate: " + c.error().message;
-        if (auto e = bind_and_read_answer(**c, kMoreProcessingRequired);
-            !e.empty())
+        if (auto e = bind_and_read_answer(**c, status); !e.empty())
             return e;
         auto big = test_pdu(kSession, 0, SMBD_MAX_SETUP_PDU + 1);
         // the driver may cut it off at its first fragment
@@ -78,10 +86,7 @@ TEST_F(Unconfirmed, AnInterimAnswerKeepsTheSetupPduLimit)
     auto channel = next_event(master);
     ASSERT_TRUE(channel) << "no NEW_CHANNEL; the peer: " << verdict(client);
     ASSERT_EQ(channel->type(), SMBD_EVENT_NEW_CHANNEL) << describe(*channel);
-    ASSERT_EQ(master.send_pdu(channel->conn_id(),
-                              session_setup_answer(channel->session_setup(),
-                                                   kMoreProcessingRequired)),
-              0);
+    ASSERT_EQ(master.send_pdu(channel->conn_id(), answer(*channel)), 0);
     auto gone = next_event(master);
     ASSERT_TRUE(gone) << "the peer: " << verdict(client);
     EXPECT_EQ(gone->type(), SMBD_EVENT_DISCONNECTED) << describe(*gone);
@@ -89,6 +94,18 @@ TEST_F(Unconfirmed, AnInterimAnswerKeepsTheSetupPduLimit)
         << describe(*gone);
     EXPECT_EQ(verdict(client), "");
     EXPECT_EQ(delta("disconnect_bad_smb2"), 1);
+}
+
+// An interim answer (the first of NTLMSSP's two legs) proves nothing: a
+// PDU above the setup size ends the channel as it would before binding.
+TEST_F(Unconfirmed, AnInterimAnswerKeepsTheSetupPduLimit)
+{
+    expect_setup_pdu_limit_after(
+        [](const Event &channel) {
+            return session_setup_answer(channel.session_setup(),
+                                        kMoreProcessingRequired);
+        },
+        kMoreProcessingRequired);
 }
 
 // The second leg's STATUS_SUCCESS lifts the limits: the next PDU may be
@@ -195,38 +212,15 @@ TEST_F(Unconfirmed, AChannelNeverConfirmedTimesOutThoughThePeerTalks)
 // channel, as it may) does not complete the binding.
 TEST_F(Unconfirmed, AnotherSessionsSuccessConfirmsNothing)
 {
-    Device master(O_NONBLOCK);
-    ASSERT_EQ(master.set_params(fast_params()), 0);
-    ASSERT_EQ(master.register_session(kSession), 0);
-    auto client = peer([&]() -> std::string {
-        auto c = negotiated_client();
-        if (!c)
-            return "connect and negotiate: " + c.error().message;
-        if (auto e = bind_and_read_answer(**c, NT_STATUS_SUCCESS); !e.empty())
-            return e;
-        auto big = test_pdu(kSession, 0, SMBD_MAX_SETUP_PDU + 1);
-        if (auto st = (*c)->send_pdu(big);
-            !st && st.error().code !=
-                       make_error_code(smbd::client::Errc::peer_disconnected))
-            return "sending the large PDU: " + st.error().message;
-        if (auto st = (*c)->wait_peer_disconnect(10s); !st)
-            return "expected a disconnect: " + st.error().message;
-        return "";
-    });
-    auto channel = next_event(master);
-    ASSERT_TRUE(channel) << "no NEW_CHANNEL; the peer: " << verdict(client);
-    ASSERT_EQ(channel->type(), SMBD_EVENT_NEW_CHANNEL) << describe(*channel);
-    std::string why;
-    auto other = smbd::responder::session_setup_response(
-        channel->session_setup(), kSession + 1, &why);
-    ASSERT_FALSE(other.empty()) << why;
-    ASSERT_EQ(master.send_pdu(channel->conn_id(), other), 0);
-    auto gone = next_event(master);
-    ASSERT_TRUE(gone) << "the peer: " << verdict(client);
-    EXPECT_EQ(gone->type(), SMBD_EVENT_DISCONNECTED) << describe(*gone);
-    EXPECT_EQ(gone->raw.u.disconnected.reason, SMBD_REASON_BAD_SMB2)
-        << describe(*gone);
-    EXPECT_EQ(verdict(client), "");
+    expect_setup_pdu_limit_after(
+        [](const Event &channel) {
+            std::string why;
+            auto other = smbd::responder::session_setup_response(
+                channel.session_setup(), kSession + 1, &why);
+            EXPECT_FALSE(other.empty()) << why;
+            return other;
+        },
+        NT_STATUS_SUCCESS);
 }
 
 // Unconfirmed bindings hold slots of the unauthenticated: one address's
