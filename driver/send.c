@@ -134,9 +134,12 @@ static int smbd_send_plan(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
 static void smbd_send_head_changed_locked(struct smbd_conn *conn, bool some)
 {
 	lockdep_assert_held(&conn->lock);
+	/*
+	 * No timer here, on the path of every response: a PDU held up waits
+	 * for credits first, and that stall arms the timer, which then
+	 * honours this deadline too (smbd_conn_rearm_locked()).
+	 */
 	conn->tx.head_since = some ? jiffies ?: 1 : 0;
-	if (some)
-		smbd_conn_rearm_locked(conn);
 }
 
 /* Queue planned @pdu behind the others; 0, or ENOTCONN once closing. */
