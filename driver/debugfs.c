@@ -61,8 +61,9 @@ static void smbd_show_conn(struct seq_file *m, struct smbd_conn *conn)
 		   conn->cp.max_send_size, conn->cp.max_receive_size,
 		   conn->cp.max_fragmented_send_size,
 		   conn->cp.max_fragmented_recv_size);
-	seq_printf(m, " pdus_queued=%u bytes_queued=%llu",
-		   conn->rx.pdus_queued + conn->rx.nr_held, conn->rx.queued_bytes);
+	seq_printf(m, " pdus_queued=%u bytes_queued=%llu send_held=%u",
+		   conn->rx.pdus_queued + conn->rx.nr_held, conn->rx.queued_bytes,
+		   conn->tx.charged);
 	seq_printf(m, " pdus_received=%llu bytes_received=%llu pdus_sent=%llu bytes_sent=%llu keepalives_sent=%llu credit_stalls=%llu",
 		   conn->stats.pdus_received, conn->stats.bytes_received,
 		   conn->stats.pdus_sent, conn->stats.bytes_sent,

@@ -30,8 +30,13 @@ struct smbd_kevent *smbd_kevent_alloc(u32 type, u32 conn_id, gfp_t gfp)
 
 void smbd_kevent_free(struct smbd_kevent *kev)
 {
+	/* the release may free what an embedded event is part of */
+	bool embedded = kev->embedded;
+
 	if (kev->release)
 		kev->release(kev);
+	if (embedded)
+		return;
 	kvfree(kev->data);
 	kfree(kev);
 }
@@ -40,8 +45,8 @@ void smbd_kevent_free(struct smbd_kevent *kev)
  * Whether the queue's length bounds @type. The others are bounded where they
  * come from and never dropped, so that a full queue cannot cost a healthy
  * connection anything: a connection's unread PDUs (recv.c), the RDMA_DONEs
- * of a file's operations (rw_outstanding), one NEW_CHANNEL and one
- * DISCONNECTED per connection. SEND_DONEs and NEW_CONNECTIONs beyond the
+ * of a file's operations (rw_outstanding), one NEW_CHANNEL, one SEND_ROOM
+ * at a time and one DISCONNECTED per connection. SEND_DONEs and NEW_CONNECTIONs beyond the
  * length are dropped and counted.
  */
 static bool smbd_event_droppable(u32 type)

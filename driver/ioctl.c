@@ -37,7 +37,8 @@ struct smbd_ioctl_op {
 		       SMBD_FEATURE_SESSIONS | SMBD_FEATURE_EVENTS |	\
 		       SMBD_FEATURE_SEND_PDU | SMBD_FEATURE_SEND_INVALIDATE | \
 		       SMBD_FEATURE_POOL | SMBD_FEATURE_RDMA_RW |	\
-		       SMBD_FEATURE_DISCONNECT | SMBD_FEATURE_RW_REPLY)
+		       SMBD_FEATURE_DISCONNECT | SMBD_FEATURE_RW_REPLY | \
+		       SMBD_FEATURE_SEND_ROOM)
 
 static int smbd_get_info(struct file *filp, void *cmd)
 {
@@ -63,7 +64,7 @@ static int smbd_get_info(struct file *filp, void *cmd)
 	info->out_port_flags = smbd_iwarp_port && READ_ONCE(smbd_ib_on_iwarp_port) ?
 			       SMBD_PORT_IB_ON_IWARP : 0;
 	info->out_max_sessions = SMBD_MAX_SESSIONS;
-	info->__reserved = 0;
+	info->out_send_queue_bytes = SMBD_SEND_QUEUE_BYTES;
 	return 0;
 }
 

@@ -203,7 +203,7 @@ static void smbd_rw_req_free(struct smbd_rw_req *req)
 	if (req->done_ev)
 		smbd_kevent_free(req->done_ev);
 	if (req->reply)
-		smbd_pdu_out_free(req->reply);
+		smbd_send_pdu_free(req->conn, req->reply);
 	kvfree(req->sgl);
 	smbd_conn_put(req->conn);
 	kvfree(req);
@@ -404,7 +404,7 @@ static void smbd_rw_start(struct smbd_rw_req *req)
 		smbd_count(SMBD_CNT_RDMA_REPLIES, 1);
 		smbd_send_pump(conn);
 	} else if (reply) {
-		smbd_pdu_out_free(reply);
+		smbd_send_pdu_free(conn, reply);
 	}
 	if (!ret)
 		return;
@@ -710,6 +710,9 @@ static int smbd_rw_op(struct smbd_file *file, const struct smbd_rw_op *op,
 				    min(total, desc_total), descs, &req);
 		if (!ret && op->reply_ptr) {
 			ret = smbd_send_entry_copy(conn, reply, &req->reply);
+			/* EAGAIN says the file has too many operations */
+			if (ret == -EAGAIN)
+				ret = -ENOBUFS;
 			if (ret)
 				smbd_rw_req_free(req);
 		}

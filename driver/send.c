@@ -43,6 +43,99 @@ void smbd_pdu_out_free(struct smbd_pdu_out *pdu)
 	kfree(pdu);
 }
 
+/*
+ * SEND_PDU's copies and RDMA_RW's replies count against their
+ * connection's SMBD_SEND_QUEUE_BYTES from the copy until their send
+ * completes, as a socket's send buffer: beyond it -EAGAIN, and a
+ * SEND_ROOM event once half of it is free. A connection that holds none
+ * takes any PDU, so that every PDU can go.
+ */
+static int smbd_send_charge(struct smbd_conn *conn, u32 len)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->state != SMBD_CONN_OWNED) {
+		/* closing: no SEND_ROOM would come, DISCONNECTED will */
+		ret = -ENOTCONN;
+	} else if (conn->tx.charged &&
+		   (u64)conn->tx.charged + len > SMBD_SEND_QUEUE_BYTES) {
+		conn->tx.want_room = true;
+		ret = -EAGAIN;
+	} else {
+		conn->tx.charged += len;
+	}
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (ret == -EAGAIN)
+		smbd_count(SMBD_CNT_SEND_QUEUE_FULL, 1);
+	return ret;
+}
+
+/* The owner read or dropped the SEND_ROOM: the next may be queued. */
+static void smbd_send_room_released(struct smbd_kevent *kev)
+{
+	struct smbd_conn *conn = kev->release_arg;
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	conn->tx.room_queued = false;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	smbd_conn_put(conn);
+}
+
+/*
+ * One SEND_ROOM at a time, the connection's own: it cannot fail to be
+ * queued for want of memory. A caller refused while one is unread tries
+ * again when it reads it. Queued under the lock teardown's state change
+ * takes, so never after DISCONNECTED; false when the owner is closing.
+ */
+static bool smbd_send_room_locked(struct smbd_conn *conn)
+{
+	struct smbd_kevent *kev = &conn->tx.room_ev;
+
+	lockdep_assert_held(&conn->lock);
+	memset(kev, 0, sizeof(*kev));
+	kev->ev.type = SMBD_EVENT_SEND_ROOM;
+	kev->ev.conn_id = conn->id;
+	kev->embedded = true;
+	kev->release = smbd_send_room_released;
+	kev->release_arg = conn;
+	kref_get(&conn->ref);
+	conn->tx.room_queued = !smbd_event_push(conn->route.owner, kev);
+	return conn->tx.room_queued;
+}
+
+static void smbd_send_uncharge(struct smbd_conn *conn, u32 len)
+{
+	unsigned long flags;
+	bool unqueued = false;
+
+	if (!len)
+		return;
+	spin_lock_irqsave(&conn->lock, flags);
+	conn->tx.charged -= len;
+	/* none once closing: nothing more may be sent, DISCONNECTED is due */
+	if (conn->tx.want_room && !conn->tx.room_queued &&
+	    conn->tx.charged <= SMBD_SEND_QUEUE_BYTES / 2 &&
+	    conn->state == SMBD_CONN_OWNED) {
+		conn->tx.want_room = false;
+		unqueued = !smbd_send_room_locked(conn);
+	}
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (unqueued)
+		smbd_conn_put(conn);
+}
+
+/* Free @pdu of @conn, which gives back what it holds of the bound. */
+void smbd_send_pdu_free(struct smbd_conn *conn, struct smbd_pdu_out *pdu)
+{
+	u32 charged = pdu->charged;
+
+	smbd_pdu_out_free(pdu);
+	smbd_send_uncharge(conn, charged);
+}
+
 static int smbd_post_send_locked(struct smbd_conn *conn,
 				 struct smbd_send_io *io, u32 len,
 				 bool invalidate, u32 token)
@@ -398,7 +491,7 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		}
 		smbd_send_notify(conn, pdu,
 				 wc->status == IB_WC_SUCCESS ? 0 : -ECONNRESET);
-		smbd_pdu_out_free(pdu);
+		smbd_send_pdu_free(conn, pdu);
 	}
 	if (idle)
 		wake_up(&conn->tx.wait);
@@ -416,7 +509,7 @@ void smbd_send_flush(struct smbd_conn *conn)
 	spin_unlock_irqrestore(&conn->lock, flags);
 	list_for_each_entry_safe(pdu, tmp, &list, node) {
 		smbd_send_notify(conn, pdu, -ENOTCONN);
-		smbd_pdu_out_free(pdu);
+		smbd_send_pdu_free(conn, pdu);
 	}
 }
 
@@ -471,17 +564,24 @@ int smbd_send_entry_copy(struct smbd_conn *conn,
 	const struct smbd_send_entry *e = &r->entry;
 	struct smbd_pdu_out *pdu;
 	u32 i, off = 0;
+	int ret;
 
 	if (r->total > conn->cp.max_fragmented_send_size)
 		return -EMSGSIZE;
+	ret = smbd_send_charge(conn, r->total);
+	if (ret)
+		return ret;
 	pdu = smbd_pdu_out_alloc(r->total);
-	if (!pdu)
+	if (!pdu) {
+		smbd_send_uncharge(conn, r->total);
 		return -ENOMEM;
+	}
+	pdu->charged = r->total;
 	for (i = 0; i < e->iov_count; i++) {
 		if (copy_from_user(pdu->data + off,
 				   u64_to_user_ptr(r->iov[i].base),
 				   r->iov[i].len)) {
-			smbd_pdu_out_free(pdu);
+			smbd_send_pdu_free(conn, pdu);
 			return -EFAULT;
 		}
 		off += r->iov[i].len;
@@ -490,7 +590,7 @@ int smbd_send_entry_copy(struct smbd_conn *conn,
 	pdu->invalidate_token = e->invalidate_token;
 	pdu->user_data = e->user_data;
 	if (smbd_send_plan(conn, pdu)) {
-		smbd_pdu_out_free(pdu);
+		smbd_send_pdu_free(conn, pdu);
 		return -EMSGSIZE;
 	}
 	*out = pdu;
@@ -532,7 +632,7 @@ static int smbd_send_entry(struct smbd_file *file, struct smbd_send_req *r)
 		smbd_route_confirm(conn, pdu->data, pdu->len);
 		ret = smbd_send_submit(conn, pdu);
 		if (ret)
-			smbd_pdu_out_free(pdu);
+			smbd_send_pdu_free(conn, pdu);
 	}
 	smbd_conn_put(conn);
 	return ret;

@@ -33,6 +33,12 @@
 #define SMBD_MAX_DESCRIPTORS 64
 #define SMBD_MAX_IOVS 16
 #define SMBD_MAX_SESSIONS 4096	/* registered per file */
+/*
+ * Bytes of SEND_PDU copies and RDMA_RW replies a connection holds until
+ * they are sent: far more than a peer's credits carry in flight (255 of
+ * 8 KiB for Windows), so a peer that reads keeps it from filling.
+ */
+#define SMBD_SEND_QUEUE_BYTES (4U << 20)
 
 /*
  * RDMA READ/WRITE: rdma_rw operations in flight per connection, at least
@@ -170,6 +176,17 @@ struct smbd_send_io {
 	u64 dma;
 };
 
+/* An event queued on a file (events.c). */
+struct smbd_kevent {
+	struct list_head node;
+	struct smbd_event ev;
+	void *data;			/* kvmalloc'd, ev.data_len bytes */
+	/* when freed, read or not (a PDU's connection takes back its room) */
+	void (*release)(struct smbd_kevent *kev);
+	void *release_arg;
+	bool embedded;			/* part of its connection: not freed */
+};
+
 /* A PDU to send: SEND_PDU's copy or the driver's own SMB2 response. */
 struct smbd_pdu_out {
 	struct list_head node;
@@ -181,6 +198,7 @@ struct smbd_pdu_out {
 	u32 invalidate_token;
 	u64 user_data;
 	u32 final_reason;		/* disconnect once sent (SMBD_REASON_*) */
+	u32 charged;			/* bytes of the send queue's bound it holds */
 };
 
 struct smbd_conn {
@@ -239,6 +257,11 @@ struct smbd_conn {
 		bool message_due;	/* a message goes even without a PDU */
 		unsigned long stall_since;	/* jiffies; 0: not waiting for credits */
 		unsigned long head_since;	/* jiffies the first PDU got first; 0: none */
+		/* SEND_PDU's copies and replies held, up to SMBD_SEND_QUEUE_BYTES */
+		u32 charged;
+		bool want_room;		/* refused one: SEND_ROOM when there is room */
+		bool room_queued;	/* room_ev is on the owner's queue */
+		struct smbd_kevent room_ev;
 		struct work_struct work;
 	} tx;
 
@@ -375,6 +398,7 @@ int smbd_send_entry_copy(struct smbd_conn *conn,
 			 const struct smbd_send_req *r,
 			 struct smbd_pdu_out **out);
 int smbd_send_enqueue_locked(struct smbd_conn *conn, struct smbd_pdu_out *pdu);
+void smbd_send_pdu_free(struct smbd_conn *conn, struct smbd_pdu_out *pdu);
 void smbd_send_pump(struct smbd_conn *conn);
 struct smbd_pdu_out *smbd_pdu_out_alloc(u32 len);
 void smbd_pdu_out_free(struct smbd_pdu_out *pdu);
@@ -419,14 +443,6 @@ void smbd_params_put(struct smbd_params *p);
 int smbd_ioctl_set_params(struct file *filp, void *cmd);
 
 /* events.c */
-struct smbd_kevent {
-	struct list_head node;
-	struct smbd_event ev;
-	void *data;			/* kvmalloc'd, ev.data_len bytes */
-	/* when freed, read or not (a PDU's connection takes back its room) */
-	void (*release)(struct smbd_kevent *kev);
-	void *release_arg;
-};
 
 struct smbd_kevent *smbd_kevent_alloc(u32 type, u32 conn_id, gfp_t gfp);
 void smbd_kevent_free(struct smbd_kevent *kev);

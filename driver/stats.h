@@ -37,7 +37,8 @@ struct seq_file;
 	X(RDMA_WRITE_BYTES, rdma_write_bytes)				\
 	X(RDMA_ERRORS, rdma_errors)					\
 	X(RDMA_INFLIGHT, rdma_inflight)					\
-	X(RDMA_REPLIES, rdma_replies)	/* queued behind their WRITE */
+	X(RDMA_REPLIES, rdma_replies)	/* queued behind their WRITE */	\
+	X(SEND_QUEUE_FULL, send_queue_full) /* SEND_PDU, reply refused */
 
 #define SMBD_COUNTER_ENUM(name, file) SMBD_CNT_##name,
 enum smbd_counter { SMBD_COUNTERS(SMBD_COUNTER_ENUM) SMBD_CNT_COUNT };

@@ -79,7 +79,10 @@ struct tevent_req *smbd_tevent_rdma_send(TALLOC_CTX *mem_ctx,
 /*
  * As smbd_tevent_rdma_send, an RDMA WRITE with the SMB2 READ response it
  * serves (smbd_dev_rdma_start_replies): @reply's bytes are copied at once
- * and go out behind the WRITE when it starts. The request completes with
+ * and go out behind the WRITE when it starts. When the connection's send
+ * queue has no room for them (ENOBUFS), its transfers wait in the glue,
+ * in order, until its SEND_ROOM event, which is then also delivered to
+ * the connection's callback. The request completes with
  * the transfer's RDMA_DONE: 0, the response was queued; ENOMEM or EINVAL,
  * it was not sent and the connection stays; EIO or ENOTCONN, the
  * connection goes down; ENOENT, it was gone before the transfer started;

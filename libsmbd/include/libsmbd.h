@@ -287,7 +287,11 @@ struct smbd_dev_pdu {
 
 /*
  * Sends @count PDUs in order; their bytes are copied before it returns.
- * *sent (if given) counts those accepted, also on failure.
+ * *sent (if given) counts those accepted, also on failure. EAGAIN: a
+ * PDU's connection holds as much as the kernel queues for one
+ * (SMBD_FEATURE_SEND_ROOM), as a socket's full send buffer; send it and
+ * the connection's later PDUs after its SEND_ROOM event, which the kernel
+ * queues once there is room.
  */
 int smbd_dev_send(struct smbd_dev *dev, const struct smbd_dev_pdu *pdus,
 		  size_t count, size_t *sent);
@@ -344,6 +348,8 @@ struct smbd_dev_rdma {
  * Starts @count transfers; each ends with exactly one RDMA_DONE event
  * (before its connection's DISCONNECTED). *started (if given) counts those
  * started, also on failure. EAGAIN: too many unfinished; fetch events first.
+ * ENOBUFS (only with a reply, below): the reply's connection has a full
+ * send queue; start it again after the connection's SEND_ROOM event.
  */
 int smbd_dev_rdma_start(struct smbd_dev *dev, const struct smbd_dev_rdma *ops,
 			size_t count, size_t *started);

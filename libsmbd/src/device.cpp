@@ -450,6 +450,8 @@ const char *event_name(uint32_t type)
         return "DISCONNECTED";
     case SMBD_EVENT_OVERFLOW:
         return "OVERFLOW";
+    case SMBD_EVENT_SEND_ROOM:
+        return "SEND_ROOM";
     }
     return "unknown";
 }

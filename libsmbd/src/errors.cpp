@@ -95,8 +95,14 @@ const char *hint(Step step, int err)
     case ENOTCONN:
         return "the connection is ending";
     case EAGAIN:
+        if (step == Step::send)
+            return "the connection's send queue is full: send the rest "
+                   "after its SEND_ROOM event";
         return "too many operations are unfinished: fetch events first";
     case ENOBUFS:
+        if (step == Step::rdma)
+            return "the response's connection has a full send queue: start "
+                   "the transfer again after its SEND_ROOM event";
         return "the pool has no free run of buffers that large now: retry "
                "after a transfer ends";
     case EMSGSIZE:

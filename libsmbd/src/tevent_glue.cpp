@@ -13,6 +13,7 @@
 #include <memory>
 #include <new>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace {
@@ -59,12 +60,15 @@ struct Glue {
     // directly, nor one of an earlier glue's)
     std::unordered_map<uint64_t, Transfer *> running;
     std::deque<RdmaState *> waiting;
+    // connections whose send queue had no room for a reply: their
+    // transfers wait, in order, for the connection's SEND_ROOM
+    std::unordered_set<uint64_t> full;
     std::vector<struct smbd_dev_rdma> batch;
     std::vector<const struct smbd_dev_pdu *> replies; // batch's, or nullptr
     int dead = 0; // fetching failed with this: nothing completes any more
 
     ~Glue();
-    int start_batch(size_t &started);
+    int start_batch(RdmaState *&stopped);
     void start_waiting();
     void complete(const struct smbd_dev_event *e);
     void fail_waiting(uint64_t conn_id);
@@ -88,19 +92,24 @@ Glue::~Glue()
     smbd_dev_events_free(events);
 }
 
-// Starts the waiting transfers in one call; @started of them run. The
-// records come first: once started, a transfer must be tracked.
-int Glue::start_batch(size_t &started)
+// Starts in one call the waiting transfers of connections not full;
+// @stopped is the one the kernel refused, if it refused one. The records
+// come first: once started, a transfer must be tracked.
+int Glue::start_batch(RdmaState *&stopped)
 {
-    started = 0;
-    size_t n = waiting.size();
+    stopped = nullptr;
+    std::vector<RdmaState *> picked; // in the order they wait
     std::vector<std::unique_ptr<Transfer>> records;
+    size_t started = 0;
     int err = 0;
     try {
         batch.clear();
         replies.clear();
-        records.reserve(n);
-        for (RdmaState *s : waiting) {
+        for (RdmaState *s : waiting)
+            if (!full.count(s->op.conn_id))
+                picked.push_back(s);
+        records.reserve(picked.size());
+        for (RdmaState *s : picked) {
             records.push_back(std::make_unique<Transfer>(Transfer{s}));
             s->op.user_data = reinterpret_cast<uintptr_t>(records.back().get());
             running.emplace(s->op.user_data, records.back().get());
@@ -111,9 +120,9 @@ int Glue::start_batch(size_t &started)
     catch (...) {
         err = ENOMEM;
     }
-    if (!err)
-        err = smbd_dev_rdma_start_replies(dev, batch.data(), replies.data(), n,
-                                          &started);
+    if (!err && !picked.empty())
+        err = smbd_dev_rdma_start_replies(dev, batch.data(), replies.data(),
+                                          picked.size(), &started);
     // what started runs, owned by the set; the other records go
     for (size_t i = 0; i < records.size(); i++) {
         if (i < started) {
@@ -124,22 +133,40 @@ int Glue::start_batch(size_t &started)
             running.erase(reinterpret_cast<uintptr_t>(records[i].get()));
         }
     }
-    waiting.erase(waiting.begin(),
-                  waiting.begin() + static_cast<std::ptrdiff_t>(started));
+    if (err && started < picked.size())
+        stopped = picked[started];
+    // the first @started picked, in one pass: they wait in that order
+    size_t i = 0;
+    std::erase_if(waiting, [&](RdmaState *s) {
+        if (i == started || s != picked[i])
+            return false;
+        i++;
+        return true;
+    });
     return err;
 }
 
 // Starts what waits, in order, until the kernel is full again (EAGAIN);
-// a transfer it refuses fails alone.
+// a reply that finds its connection's send queue full (ENOBUFS) holds
+// that connection's transfers back until its SEND_ROOM; a transfer the
+// kernel refuses otherwise fails alone.
 void Glue::start_waiting()
 {
-    while (!waiting.empty()) {
-        size_t started = 0;
-        int err = start_batch(started);
-        if (!err || err == EAGAIN)
+    for (;;) {
+        RdmaState *s = nullptr;
+        int err = start_batch(s);
+        if (!err || err == EAGAIN || !s)
             return;
-        RdmaState *s = waiting.front();
-        waiting.pop_front();
+        if (err == ENOBUFS && s->reply.iovcnt) {
+            try {
+                full.insert(s->op.conn_id);
+                continue;
+            }
+            catch (...) {
+                err = ENOMEM;
+            }
+        }
+        waiting.erase(std::find(waiting.begin(), waiting.end(), s));
         s->glue = nullptr; // done with the glue: outlives it safely
         tevent_req_error(s->req, err);
     }
@@ -221,6 +248,9 @@ void Glue::dispatch(const struct smbd_dev_event *e)
         complete(e);
         return;
     }
+    // readable() starts what waits once the batch is dispatched
+    if (e->type == SMBD_EVENT_SEND_ROOM || e->type == SMBD_EVENT_DISCONNECTED)
+        full.erase(e->conn_id);
     if (e->type == SMBD_EVENT_DISCONNECTED)
         fail_waiting(e->conn_id);
     auto it = e->type == SMBD_EVENT_NEW_CONNECTION ? conns.end()

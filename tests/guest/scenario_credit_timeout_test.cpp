@@ -1,14 +1,7 @@
 // The send credit grant deadline: a send that waits for the peer's credits
 // has credit_timeout_ms (not the keepalive timeout), as the Linux client
 // needs when its reader is slow on a loaded machine; the PDU first in the
-// queue has as long to go whole, however the peer grants meanwhile. What
-// is queued is charged to the memory cgroup of the process that sent it.
-#include <fcntl.h>
-#include <fstream>
-#include <sys/mount.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
+// queue has as long to go whole, however the peer grants meanwhile.
 #include "scenario.h"
 
 namespace scenario {
@@ -157,105 +150,6 @@ TEST_F(CreditTimeout, AGrantNowAndThenDoesNotKeepAPduWaitingForEver)
     EXPECT_EQ(delta("disconnect_credit_timeout"), 1);
     ASSERT_EQ(smbd.disconnects().size(), 1u) << describe(smbd.master_events());
     EXPECT_EQ(smbd.disconnects().begin()->second, SMBD_REASON_CREDIT_TIMEOUT);
-}
-
-// A memory cgroup of cgroup v2 that this process runs in while it lives;
-// ok() is false when the kernel offers none.
-class MemoryCgroup {
-  public:
-    MemoryCgroup()
-    {
-        if (access((root_ + "/cgroup.controllers").c_str(), F_OK) != 0) {
-            ::mkdir(root_.c_str(), 0755);
-            if (::mount("none", root_.c_str(), "cgroup2", 0, nullptr) != 0)
-                return;
-            mounted_ = true;
-        }
-        if (!write(root_ + "/cgroup.subtree_control", "+memory") ||
-            (::mkdir(dir().c_str(), 0755) != 0 && errno != EEXIST) ||
-            !write(dir() + "/cgroup.procs", std::to_string(getpid())))
-            return;
-        ok_ = true;
-    }
-    ~MemoryCgroup()
-    {
-        if (ok_)
-            (void)write(root_ + "/cgroup.procs", std::to_string(getpid()));
-        ::rmdir(dir().c_str());
-        if (mounted_)
-            ::umount(root_.c_str());
-    }
-    bool ok() const { return ok_; }
-    int64_t current() const
-    {
-        std::ifstream f(dir() + "/memory.current");
-        int64_t v = -1;
-        f >> v;
-        return v;
-    }
-
-  private:
-    std::string dir() const { return root_ + "/smbd-send-charge"; }
-    static bool write(const std::string &path, const std::string &value)
-    {
-        std::ofstream f(path);
-        f << value;
-        f.flush();
-        return bool(f);
-    }
-    std::string root_ = "/sys/fs/cgroup";
-    bool mounted_ = false;
-    bool ok_ = false;
-};
-
-using SendCharge = Scenario;
-
-// PDUs the peer gives no credits for stay queued in the kernel; their
-// copies count against the sender's memory cgroup.
-TEST_F(SendCharge, QueuedPdusCountAgainstTheSendersMemoryCgroup)
-{
-    MemoryCgroup cg;
-    ASSERT_TRUE(cg.ok()) << "no cgroup v2 memory controller";
-    Params params = credit_params(60000);
-    Device master(O_NONBLOCK);
-    ASSERT_EQ(master.set_params(params), 0);
-    ASSERT_EQ(master.register_session(kSession), 0);
-    std::atomic<bool> holding{false}, done{false};
-    auto client = peer([&]() -> std::string {
-        PeerOptions opt;
-        opt.connect.receive_credit_max = 4;
-        auto c = negotiated_client(opt);
-        if (!c)
-            return "connect and negotiate: " + c.error().message;
-        auto ss = (*c)->session_setup(session_setup_options(true, kSession));
-        if (!ss)
-            return "binding SESSION_SETUP: " + ss.error().message;
-        (*c)->set_repost_receives(false);
-        holding = true;
-        while (!done.load())
-            (void)(*c)->wait_peer_disconnect(50ms);
-        (*c)->close();
-        return "";
-    });
-    auto channel = next_event(master);
-    ASSERT_TRUE(channel) << "no NEW_CHANNEL; the peer: " << verdict(client);
-    ASSERT_EQ(channel->type(), SMBD_EVENT_NEW_CHANNEL) << describe(*channel);
-    ASSERT_EQ(answer_session_setup(master, *channel, kSession), 0);
-    while (!holding.load() && client.wait_for(0s) != std::future_status::ready)
-        std::this_thread::sleep_for(10ms);
-
-    constexpr int kPdus = 8;
-    const auto pdu = test_pdu(kSession, 1, 1u << 20);
-    const int64_t before = cg.current();
-    for (int i = 0; i < kPdus; i++)
-        ASSERT_EQ(master.send_pdu(channel->conn_id(), pdu), 0) << i;
-    const int64_t after = cg.current();
-    done = true;
-    EXPECT_EQ(verdict(client), "");
-    ASSERT_GE(before, 0);
-    // a few fragments went on the credits the peer had granted
-    EXPECT_GE(after - before, int64_t{kPdus - 1} << 20)
-        << "memory.current went from " << before << " to " << after;
 }
 
 } // namespace

@@ -45,6 +45,8 @@ class Rdma : public Scenario, public ::testing::WithParamInterface<Loop> {
         log_ = std::tmpfile();
         smbd::responder::Options o;
         o.params = fast_params();
+        // a test holds back the client's credits while it fills a queue
+        o.params.credit_timeout_ms = 30000;
         o.fork = false;
         o.log = log_;
         o.tevent = GetParam().tevent;
@@ -393,6 +395,116 @@ TEST_P(Rdma, BadTokenCostsTheConnectionNotTheResponder)
     // the second connection's, and on iWARP maybe the refused one
     EXPECT_GE(s.reads, 1u);
     EXPECT_LE(s.reads, iwarp ? 2u : 1u);
+}
+
+// Requests straight on the client; a response to one of them is the next
+// response with a MessageId from @first on, the others kept aside.
+class OthersAside : public smbd::client::IoPath {
+  public:
+    OthersAside(Client &c, uint64_t first) : c_(c), first_(first) {}
+    smbd::client::Result<uint64_t>
+    send_request(std::vector<uint8_t> &pdu) override
+    {
+        if (auto st = c_.send_pdu(pdu); !st)
+            return st.error();
+        return smbd_get_le64(&pdu[SMB2_HDR_MESSAGE_ID]);
+    }
+    smbd::client::Result<smbd::client::ReceivedPdu>
+    next_response(std::chrono::milliseconds timeout) override
+    {
+        for (;;) {
+            auto got = c_.recv(timeout);
+            if (!got || got->bytes.size() < SMB2_HDR_SIZE ||
+                smbd_get_le64(&got->bytes[SMB2_HDR_MESSAGE_ID]) >= first_)
+                return got;
+            aside.push_back(std::move(got->bytes));
+        }
+    }
+    std::vector<std::vector<uint8_t>> aside;
+
+  private:
+    Client &c_;
+    uint64_t first_;
+};
+
+// A client that grants no credits while READs answered inline fill the
+// connection's send queue to its bound: the next response is refused
+// (EAGAIN to the responder's SEND_PDU), and so is a READ's over RDMA
+// (ENOBUFS to an RDMA_RW with its reply, where the response goes with the
+// WRITE). Once the client grants again, every response and the READ's
+// data arrive: the responder held its PDUs until SEND_ROOM, and so did the
+// glue its transfer.
+TEST_P(Rdma, ResponsesBeyondAFullSendQueueWaitForItsRoom)
+{
+    smbd_info info{};
+    ASSERT_EQ(Device().info(info), 0);
+    ASSERT_TRUE(info.out_features & SMBD_FEATURE_SEND_ROOM);
+    constexpr uint32_t kRead = 64u << 10, kInline = 9;
+    constexpr uint64_t kRdmaId = 1u << 20;
+    // a response is 80 bytes and its data: eight fill the queue exactly
+    const uint32_t inline_size = info.out_send_queue_bytes / 8 - 80;
+    auto c = session();
+    ASSERT_TRUE(c);
+    OthersAside path(*c, kRdmaId);
+    IoOptions o = io_options(*c, CHANNEL_RDMA_V1, kRead);
+    o.first_message_id = kRdmaId;
+    auto io = RdmaIo::create(*c, o, &path);
+    ASSERT_TRUE(io) << io.error().message;
+    std::vector<uint8_t> want;
+    uint8_t b = 0;
+    for (auto span : (*io)->data(0, kRead))
+        for (uint8_t &x : span)
+            want.push_back(x = uint8_t(b++ * 7 + 1));
+    ASSERT_TRUE((*io)->start(0, true, 0, kRead));
+    auto wrote = (*io)->finish(kIoTimeout);
+    ASSERT_TRUE(wrote) << wrote.error().message;
+    ASSERT_EQ(wrote->status, 0u);
+
+    c->set_repost_receives(false);
+    for (uint32_t n = 0; n < kInline; n++) {
+        ReadRequest r;
+        r.hdr.credit_charge = 1;
+        r.hdr.credits = 1;
+        r.hdr.message_id = 100 + n;
+        r.hdr.tree_id = 1;
+        r.hdr.session_id = c->session_id();
+        r.length = inline_size;
+        r.offset = kRead;
+        ASSERT_TRUE(c->send_pdu(build_read_request(r))) << n;
+    }
+    (*io)->poison(0, kRead);
+    ASSERT_TRUE((*io)->start(0, false, 0, kRead));
+    // the ninth inline response; with the WRITE, the READ's response too
+    const int64_t refusals = GetParam().rw_reply ? 2 : 1;
+    EXPECT_GE(await_delta("send_queue_full", refusals, 30s), refusals);
+
+    c->set_repost_receives(true);
+    auto read = (*io)->finish(kIoTimeout);
+    ASSERT_TRUE(read) << read.error().message;
+    EXPECT_EQ(read->status, 0u);
+    std::vector<uint8_t> got;
+    for (auto span : (*io)->data(0, kRead))
+        got.insert(got.end(), span.begin(), span.end());
+    EXPECT_TRUE(got == want) << "the READ's data differs from the WRITE's";
+    // the READ's response may overtake those the responder held
+    while (path.aside.size() < kInline) {
+        auto more = c->recv_pdu(kIoTimeout);
+        ASSERT_TRUE(more) << path.aside.size() << " inline responses, then "
+                          << more.error().message;
+        path.aside.push_back(std::move(*more));
+    }
+    for (uint32_t n = 0; n < kInline; n++) {
+        ReadResponse r;
+        ASSERT_EQ(parse_read_response(path.aside[n], r), Rule::ok) << n;
+        EXPECT_EQ(r.hdr.message_id, 100 + n);
+        EXPECT_EQ(r.hdr.status, 0u) << n;
+        EXPECT_EQ(r.data_length, inline_size) << n;
+    }
+    c->close();
+    const auto &s = stop();
+    EXPECT_GE(s.send_waits, 1u);
+    EXPECT_EQ(s.send_errors, 0u);
+    EXPECT_EQ(s.reads, kInline + 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(

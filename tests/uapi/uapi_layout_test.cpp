@@ -30,7 +30,7 @@ PIN(smbd_info, out_mmap_size, 56);
 PIN(smbd_info, out_ib_port, 64);
 PIN(smbd_info, out_port_flags, 68);
 PIN(smbd_info, out_max_sessions, 72);
-PIN(smbd_info, __reserved, 76);
+PIN(smbd_info, out_send_queue_bytes, 76);
 
 SIZE(smbd_set_params, 168);
 PIN(smbd_set_params, size, 0);
@@ -234,7 +234,7 @@ TEST(UapiLayout, EventTypesAndReasonsAreDistinct)
         SMBD_EVENT_NEW_CONNECTION, SMBD_EVENT_NEW_CHANNEL,
         SMBD_EVENT_PDU_RECEIVED,   SMBD_EVENT_SEND_DONE,
         SMBD_EVENT_RDMA_DONE,      SMBD_EVENT_DISCONNECTED,
-        SMBD_EVENT_OVERFLOW,
+        SMBD_EVENT_OVERFLOW,       SMBD_EVENT_SEND_ROOM,
     };
     for (size_t i = 0; i < std::size(types); i++)
         EXPECT_EQ(types[i], i + 1);

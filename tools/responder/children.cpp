@@ -67,6 +67,7 @@ void Responder::serve_child(const uint8_t *token, const sigset_t &mask)
     pthread_sigmask(SIG_SETMASK, &mask, nullptr);
     children_.clear();
     pending_.clear();
+    held_.clear();
     live_.clear();
     summary_ = Summary{};
     int rc = 1;

@@ -185,6 +185,9 @@ void Responder::handle(const smbd_dev_event &ev)
             static_cast<unsigned long long>(ev.conn_id),
             static_cast<unsigned long long>(ev.user_data), ev.status);
         break;
+    case SMBD_EVENT_SEND_ROOM:
+        on_send_room(ev.conn_id);
+        break;
     case SMBD_EVENT_DISCONNECTED:
         on_disconnected(ev);
         break;
@@ -276,6 +279,7 @@ void Responder::on_disconnected(const smbd_dev_event &ev)
     summary_.reasons[reason]++;
     live_.erase(ev.conn_id);
     dialects_.erase(ev.conn_id);
+    held_.erase(ev.conn_id);
     log("conn %llu: DISCONNECTED (%s)",
         static_cast<unsigned long long>(ev.conn_id), reason);
     forget_io(ev.conn_id);
@@ -293,14 +297,16 @@ void Responder::print_summary() const
     log("summary: %llu connections offered, %llu children, %llu accepted "
         "and %llu bound channels, %llu sessions registered, %llu PDUs "
         "received (%llu bytes), %llu PDUs sent (%llu bytes), %llu send "
-        "errors, %llu disconnected, %llu connections ended",
+        "errors, %llu waits for a full send queue, %llu disconnected, %llu "
+        "connections ended",
         (unsigned long long)s.connections_offered,
         (unsigned long long)s.children, (unsigned long long)s.accepted,
         (unsigned long long)s.bound, (unsigned long long)s.sessions,
         (unsigned long long)s.pdus_received,
         (unsigned long long)s.bytes_received, (unsigned long long)s.pdus_sent,
         (unsigned long long)s.bytes_sent, (unsigned long long)s.send_errors,
-        (unsigned long long)s.disconnected, (unsigned long long)s.ended);
+        (unsigned long long)s.send_waits, (unsigned long long)s.disconnected,
+        (unsigned long long)s.ended);
     log("summary: %llu READs and %llu WRITEs answered, %llu refused, %llu "
         "waited for a buffer; RDMA: %llu operations, %llu bytes read from "
         "peers, %llu bytes written to peers, %llu errors, %llu READ "

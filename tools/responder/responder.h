@@ -61,6 +61,7 @@ struct Summary {
     uint64_t pdus_sent = 0;
     uint64_t bytes_sent = 0;
     uint64_t send_errors = 0;
+    uint64_t send_waits = 0;         // a full send queue held PDUs back
     uint64_t reads = 0;              // SMB2 READ answered with success
     uint64_t writes = 0;             // SMB2 WRITE answered with success
     uint64_t io_refused = 0;         // READ/WRITE answered with an error
@@ -129,6 +130,7 @@ class Responder {
     void on_new_connection(const smbd_dev_event &ev);
     void on_new_channel(const smbd_dev_event &ev);
     void on_disconnected(const smbd_dev_event &ev);
+    void on_send_room(uint64_t conn_id);
     uint64_t new_session_id();
     // children.cpp
     void fork_child(const smbd_dev_event &ev);
@@ -180,6 +182,9 @@ class Responder {
     std::set<uint64_t> live_; // connections owned by this file
     std::set<int> children_;
     std::vector<Send> pending_;
+    // refused for a full send queue (EAGAIN): they and the connection's
+    // later PDUs wait, in order, for its SEND_ROOM
+    std::map<uint64_t, std::vector<Send>> held_;
     std::map<uint64_t, uint16_t> dialects_; // per connection
     // READ/WRITE: set up at the first request, as the pool is then
     std::optional<FileServer> files_;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 
 namespace smbd::responder {
 
@@ -171,8 +172,8 @@ void Responder::start_transfers()
         if (!err)
             continue;
         // the kernel holds as many as it takes: the rest waits for
-        // RDMA_DONEs
-        if (err == EAGAIN)
+        // RDMA_DONEs, or a reply's full connection for its SEND_ROOM
+        if (err == EAGAIN || err == ENOBUFS)
             break;
         // the operation that stopped the batch fails alone; the rest go on
         log("%s", smbd_dev_errmsg(dev_.get()));
@@ -321,31 +322,69 @@ void Responder::free_io()
 
 void Responder::flush_sends()
 {
-    std::vector<iovec> iov(pending_.size());
-    std::vector<smbd_dev_pdu> pdus(pending_.size());
-    for (size_t i = 0; i < pending_.size(); i++) {
-        const Send &s = pending_[i];
-        pdus[i] = pdu_of(s.conn_id, s.pdu, s.invalidate, iov[i]);
-    }
-    std::span<const smbd_dev_pdu> rest(pdus);
-    while (!rest.empty()) {
-        size_t done = 0;
-        int err = smbd_dev_send(dev_.get(), rest.data(), rest.size(), &done);
-        for (size_t i = 0; i < done; i++) {
-            summary_.pdus_sent++;
-            summary_.bytes_sent += rest[i].iov[0].iov_len;
+    std::vector<Send> sends;
+    sends.swap(pending_);
+    while (!sends.empty()) {
+        std::vector<Send> now;
+        for (Send &s : sends) {
+            auto h = held_.find(s.conn_id);
+            if (h != held_.end())
+                h->second.push_back(std::move(s));
+            else
+                now.push_back(std::move(s));
         }
-        rest = rest.subspan(done);
-        // the PDU that stopped the batch is dropped; the rest go on
-        if (err && !rest.empty()) {
+        sends.clear();
+        std::vector<iovec> iov(now.size());
+        std::vector<smbd_dev_pdu> pdus(now.size());
+        for (size_t i = 0; i < now.size(); i++)
+            pdus[i] =
+                pdu_of(now[i].conn_id, now[i].pdu, now[i].invalidate, iov[i]);
+        size_t next = 0;
+        while (next < pdus.size()) {
+            size_t done = 0;
+            int err = smbd_dev_send(dev_.get(), pdus.data() + next,
+                                    pdus.size() - next, &done);
+            for (size_t i = next; i < next + done; i++) {
+                summary_.pdus_sent++;
+                summary_.bytes_sent += pdus[i].iov[0].iov_len;
+            }
+            next += done;
+            if (!err)
+                continue;
+            if (err == EAGAIN) {
+                // as on a full socket: the rest of the connection waits
+                uint64_t conn = pdus[next].conn_id;
+                summary_.send_waits++;
+                log("conn %llu: %s", static_cast<unsigned long long>(conn),
+                    smbd_dev_errmsg(dev_.get()));
+                held_[conn];
+                sends.assign(
+                    std::make_move_iterator(now.begin() + std::ptrdiff_t(next)),
+                    std::make_move_iterator(now.end()));
+                break;
+            }
+            // the PDU that stopped the batch is dropped; the rest go on
             summary_.send_errors++;
             log("conn %llu: %zu bytes not sent: %s",
-                static_cast<unsigned long long>(rest.front().conn_id),
-                rest.front().iov[0].iov_len, smbd_dev_errmsg(dev_.get()));
-            rest = rest.subspan(1);
+                static_cast<unsigned long long>(pdus[next].conn_id),
+                pdus[next].iov[0].iov_len, smbd_dev_errmsg(dev_.get()));
+            next++;
         }
     }
-    pending_.clear();
+}
+
+// What a full send queue held goes first, before what came since.
+void Responder::on_send_room(uint64_t conn_id)
+{
+    auto h = held_.find(conn_id);
+    if (h == held_.end())
+        return;
+    log("conn %llu: SEND_ROOM: %zu PDUs go on",
+        static_cast<unsigned long long>(conn_id), h->second.size());
+    pending_.insert(pending_.begin(),
+                    std::make_move_iterator(h->second.begin()),
+                    std::make_move_iterator(h->second.end()));
+    held_.erase(h);
 }
 
 } // namespace smbd::responder

@@ -38,7 +38,11 @@
  *              larger than the connection's negotiated MaxFragmentedSize
  *  ENOSPC      REGISTER_SESSION: the file holds out_max_sessions sessions
  *  EAGAIN      GET_EVENTS on an O_NONBLOCK file with no event queued;
- *              RDMA_RW with out_max_events operations unfinished or unread
+ *              RDMA_RW with out_max_events operations unfinished or unread;
+ *              SEND_PDU: the connection's send queue is full (see
+ *              struct smbd_send_pdu; a SEND_ROOM event follows)
+ *  ENOBUFS     RDMA_RW: an operation's reply finds its connection's send
+ *              queue full, as SEND_PDU's EAGAIN (a SEND_ROOM event follows)
  *  ENOTCONN    the connection is disconnected (an RDMA device that goes
  *              away ends its connections with SMBD_REASON_DEVICE_REMOVED;
  *              the module cannot be removed while a file is open)
@@ -112,6 +116,7 @@ enum {
 #define SMBD_FEATURE_RDMA_RW (1ULL << 7)	/* RDMA_RW */
 #define SMBD_FEATURE_DISCONNECT (1ULL << 8)	/* DISCONNECT */
 #define SMBD_FEATURE_RW_REPLY (1ULL << 9)	/* smbd_rw_op.reply_ptr */
+#define SMBD_FEATURE_SEND_ROOM (1ULL << 10)	/* send queue bound, SEND_ROOM */
 
 /**
  * struct smbd_info - SMBD_IOC_GET_INFO: the first call of every user
@@ -138,7 +143,9 @@ enum {
  * @out_port_flags: SMBD_PORT_*
  * @out_max_sessions: most sessions one file may hold registered (0 from
  *	a kernel that predates the field)
- * @__reserved: 0
+ * @out_send_queue_bytes: PDU bytes one connection may hold queued or in
+ *	flight before SEND_PDU refuses more (SMBD_FEATURE_SEND_ROOM; 0 from a
+ *	kernel that predates the field, which holds any amount)
  *
  * The driver listens on these ports only while a master holds SET_PARAMS.
  */
@@ -160,7 +167,7 @@ struct smbd_info {
 	__u32 out_ib_port;
 	__u32 out_port_flags;
 	__u32 out_max_sessions;
-	__u32 __reserved;
+	__u32 out_send_queue_bytes;
 };
 
 /* smbd_info.out_port_flags */
@@ -380,6 +387,7 @@ struct smbd_mem_params {
 #define SMBD_EVENT_RDMA_DONE 5		/* an RDMA_RW operation finished */
 #define SMBD_EVENT_DISCONNECTED 6	/* the connection is gone (reason) */
 #define SMBD_EVENT_OVERFLOW 7		/* events were lost (count) */
+#define SMBD_EVENT_SEND_ROOM 8		/* a full send queue has room again */
 
 /* smbd_event.flags for NEW_CHANNEL */
 #define SMBD_CHANNEL_BOUND (1U << 0)	/* binding SESSION_SETUP (flow 1) */
@@ -518,8 +526,8 @@ struct smbd_event {
  * it reads may lose some this way. Every other event is always queued,
  * bounded where it comes from: a connection stops granting credits while
  * its PDUs are unread, RDMA_DONE is bounded by RDMA_RW, and a connection
- * has one NEW_CHANNEL and one DISCONNECTED. A full queue costs no
- * connection its PDUs.
+ * has one NEW_CHANNEL, at most one SEND_ROOM queued and one DISCONNECTED.
+ * A full queue costs no connection its PDUs.
  */
 struct smbd_get_events {
 	__u32 size;
@@ -585,6 +593,20 @@ struct smbd_send_entry {
  *
  * The PDU bytes are copied before the call returns; the caller may reuse its
  * memory at once. PDUs of one connection go out in order.
+ *
+ * A connection holds at most out_send_queue_bytes of PDUs (and RDMA_RW
+ * replies) accepted and not yet sent and completed, as a socket its send
+ * buffer: a PDU that would pass that bound fails with EAGAIN, unless the
+ * connection holds none (so any PDU up to MaxFragmentedSize goes). A
+ * SEND_ROOM event for the connection follows once at most half the bound
+ * is held; send the rest then, in order. A connection has one SEND_ROOM
+ * queued at a time: one read after a refusal may have been queued before
+ * it, and the retry it prompts may be refused again, which queues the
+ * next. A closing connection refuses with ENOTCONN instead. A peer that grants no credits
+ * keeps the queue full: the connection ends with SMBD_REASON_CREDIT_TIMEOUT
+ * when the PDU first in it does not go whole in credit_timeout_ms. The
+ * copies are charged to the caller's memory cgroup; ENOMEM when its limit
+ * is reached.
  */
 struct smbd_send_pdu {
 	__u32 size;
@@ -704,7 +726,8 @@ struct smbd_rw_op {
  * operation's error (ENOENT: not a connection of this file; ENOTCONN: it
  * is disconnecting or DISCONNECT was called; EAGAIN: out_max_events
  * operations of this file are in flight or have an RDMA_DONE not yet
- * read). The pool is allocated by the first RDMA_RW if GET_MEM_PARAMS or
+ * read; ENOBUFS: its reply does not fit its connection's send queue, see
+ * struct smbd_send_pdu). The pool is allocated by the first RDMA_RW if GET_MEM_PARAMS or
  * mmap() did not do it yet.
  */
 struct smbd_rdma_rw {

@@ -92,7 +92,7 @@ bool vfs_type(uint32_t type)
 std::string event_problem(const smbd_event &ev, uint32_t i,
                           const smbd_get_events &ge)
 {
-    if (ev.type < SMBD_EVENT_NEW_CONNECTION || ev.type > SMBD_EVENT_OVERFLOW)
+    if (ev.type < SMBD_EVENT_NEW_CONNECTION || ev.type > SMBD_EVENT_SEND_ROOM)
         return "type " + std::to_string(ev.type);
     if (ev.data_len &&
         (ev.data_offset % 8 || ev.data_offset + ev.data_len > ge.out_data_used))
@@ -447,7 +447,8 @@ void Thread::answer(const Handle &h, uint64_t conn,
         InUse use(h);
         err = syscall(SYS_ioctl, h.fd, SMBD_IOC_SEND_PDU, &sp) < 0 ? errno : 0;
     }
-    check(OP_SEND_PDU, err, errnos({0, ENOENT, ENOTCONN, EMSGSIZE, ENOMEM}), h,
+    check(OP_SEND_PDU, err,
+          errnos({0, ENOENT, ENOTCONN, EMSGSIZE, EAGAIN, ENOMEM}), h,
           "an answer to the peer");
 }
 
@@ -537,8 +538,9 @@ bool Thread::serve_rw(const Handle &h, uint64_t conn,
     }
     // EINVAL: no descriptors, or the peer's are empty or wrap
     check(OP_RDMA_RW, err,
-          errnos({0, EINVAL, ENOENT, ENOTCONN, EMSGSIZE, EAGAIN, ENOMEM}), h,
-          "serving an SMB2 READ/WRITE");
+          errnos(
+              {0, EINVAL, ENOENT, ENOTCONN, EMSGSIZE, EAGAIN, ENOBUFS, ENOMEM}),
+          h, "serving an SMB2 READ/WRITE");
     if (!err && !with_reply && rng.percent(70))
         answer(h, conn, resp);
     return true;

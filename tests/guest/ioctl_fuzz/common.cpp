@@ -85,7 +85,7 @@ Errnos errnos(std::initializer_list<int> list)
 Errnos documented()
 {
     return errnos({EFAULT, EINVAL, E2BIG, ENOTTY, EPERM, EBUSY, EADDRINUSE,
-                   ENOENT, ENOSPC, EMSGSIZE, EAGAIN, ENOTCONN, EINTR});
+                   ENOENT, ENOSPC, EMSGSIZE, EAGAIN, ENOBUFS, ENOTCONN, EINTR});
 }
 
 void Tokens::put(const uint8_t *token)

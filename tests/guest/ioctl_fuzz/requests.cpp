@@ -335,7 +335,10 @@ void Thread::build_send_pdu(const Handle &h, Request &req)
     const smbd_info &info = proc.info;
     const uint32_t batch = info.out_max_batch;
     constexpr size_t esize = sizeof(smbd_send_entry);
-    req.semantic = errnos({0, ENOENT, ENOTCONN, EMSGSIZE, ENOMEM});
+    // EAGAIN: the connection holds its send queue's bound
+    // ENOBUFS: a reply does not fit its connection's send queue
+    req.semantic =
+        errnos({0, ENOENT, ENOTCONN, EMSGSIZE, EAGAIN, ENOBUFS, ENOMEM});
     switch (hostile ? rng.below(10) : 2 + rng.below(18)) {
     case 0:
         sp.count = 0;
@@ -574,7 +577,9 @@ void Thread::build_rdma_rw(const Handle &h, Request &req)
     const smbd_info &info = proc.info;
     const uint32_t batch = info.out_max_batch;
     constexpr size_t osize = sizeof(smbd_rw_op);
-    req.semantic = errnos({0, ENOENT, ENOTCONN, EMSGSIZE, EAGAIN, ENOMEM});
+    // ENOBUFS: a reply does not fit its connection's send queue
+    req.semantic =
+        errnos({0, ENOENT, ENOTCONN, EMSGSIZE, EAGAIN, ENOBUFS, ENOMEM});
     switch (hostile ? rng.below(10) : 2 + rng.below(18)) {
     case 0:
         rw.count = 0;
