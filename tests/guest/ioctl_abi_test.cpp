@@ -30,6 +30,7 @@ TEST(GetInfo, ReportsAbiAndLimits)
     EXPECT_GT(info.out_max_iovs, 0u);
     EXPECT_GE(info.out_max_pdu_size, 1u << 20);
     EXPECT_GT(info.out_max_sessions, 0u);
+    EXPECT_EQ(info.out_send_queue_bytes, 4u << 20);
 }
 
 TEST(GetInfo, ReportsEveryFeature)
@@ -38,7 +39,8 @@ TEST(GetInfo, ReportsEveryFeature)
                           SMBD_FEATURE_SESSIONS | SMBD_FEATURE_EVENTS |
                           SMBD_FEATURE_SEND_PDU | SMBD_FEATURE_SEND_INVALIDATE |
                           SMBD_FEATURE_POOL | SMBD_FEATURE_RDMA_RW |
-                          SMBD_FEATURE_DISCONNECT | SMBD_FEATURE_RW_REPLY;
+                          SMBD_FEATURE_DISCONNECT | SMBD_FEATURE_RW_REPLY |
+                          SMBD_FEATURE_SEND_ROOM;
     EXPECT_EQ(device_info().out_features, want);
 }
 
