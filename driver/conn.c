@@ -272,7 +272,7 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 	kref_init(&conn->ref);
 	conn->cm_id = cm_id;
 	conn->params = params;
-	conn->state = SMBD_CONN_ACCEPTING;
+	WRITE_ONCE(conn->state, SMBD_CONN_ACCEPTING);
 	spin_lock_init(&conn->lock);
 	init_waitqueue_head(&conn->tx.wait);
 	INIT_LIST_HEAD(&conn->rx.free);
@@ -472,7 +472,8 @@ bool smbd_conn_enter_locked(struct smbd_conn *conn, enum smbd_conn_state to)
 	if (!smbd_conn_state_in(to, SMBD_CONN_UNOWNED) &&
 	    (to == SMBD_CONN_DISCONNECTING || !conn->route.unconfirmed))
 		smbd_setup_leave(conn);
-	conn->state = to;
+	/* admission.c reads it without the lock */
+	WRITE_ONCE(conn->state, to);
 	return true;
 }
 

@@ -61,7 +61,7 @@
  * SESSION_SETUP's security buffer at most 64 KiB), it gets no new credits
  * once SMBD_MAX_SETUP_HELD are held (so it holds what the credits it has
  * carry), and only SMBD_MAX_SETUP_CONNS connections are in that phase, at
- * most SMBD_MAX_SETUP_PER_SOURCE from one address (admission.c).
+ * most SMBD_MAX_SETUP_PER_SOURCE from one source (admission.c).
  */
 #define SMBD_MAX_SETUP_HELD 2
 #define SMBD_MAX_SETUP_CONNS 64
@@ -174,6 +174,13 @@ struct smbd_send_io {
 	bool keepalive;			/* requests a response */
 	u8 *buf;
 	u64 dma;
+};
+
+/* One source of connections, as admission.c counts its share. */
+struct smbd_source {
+	u16 family;
+	u32 scope_id;
+	u8 addr[16];
 };
 
 /* An event queued on a file (events.c). */
@@ -314,6 +321,7 @@ struct smbd_conn {
 	struct {
 		struct list_head node;	/* empty: no slot */
 		bool ready;		/* accepted: may be evicted */
+		struct smbd_source source;	/* whose share it takes */
 	} setup;
 
 	/* what this connection carried, for smbdctl */

@@ -205,15 +205,19 @@ negotiated_client(const PeerOptions &opt)
     return std::move(*c);
 }
 
-ExtraAddresses::ExtraAddresses(int n)
+ExtraAddresses::ExtraAddresses(int n, bool ipv6)
 {
-    const std::string server = server_addr();
+    const std::string server = ipv6 ? server_addr6() : server_addr();
     const std::string link = rdma_link();
     netdev_ = link.substr(link.rfind(' ') + 1);
-    const std::string prefix = server.substr(0, server.rfind('.') + 1);
+    const std::string prefix =
+        server.substr(0, server.rfind(ipv6 ? ':' : '.') + 1);
+    // no duplicate address detection: usable at once
+    suffix_ = ipv6 ? "/64 nodad" : "/24";
     for (int i = 0; i < n; i++) {
         std::string a = prefix + std::to_string(201 + i);
-        if (std::system(("ip addr add " + a + "/24 dev " + netdev_).c_str()))
+        if (std::system(
+                ("ip addr add " + a + suffix_ + " dev " + netdev_).c_str()))
             return;
         addrs_.push_back(a);
     }
@@ -221,8 +225,10 @@ ExtraAddresses::ExtraAddresses(int n)
 
 ExtraAddresses::~ExtraAddresses()
 {
+    const std::string len = suffix_.substr(0, suffix_.find(' '));
     for (const auto &a : addrs_)
-        (void)std::system(("ip addr del " + a + "/24 dev " + netdev_).c_str());
+        (void)std::system(
+            ("ip addr del " + a + len + " dev " + netdev_).c_str());
 }
 
 PeerOptions from_address(const std::string &source)

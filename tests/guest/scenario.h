@@ -89,11 +89,12 @@ negotiated_client(const PeerOptions &opt = {});
 smbd::client::Result<std::unique_ptr<Client>>
 bound_client(uint64_t session, const PeerOptions &opt = {});
 
-// Addresses x.y.z.201.. beside the server's on the RDMA link's netdev, for
+// Addresses x.y.z.201.. beside the server's on the RDMA link's netdev (or
+// with @ipv6, ...::201.. in the /64 of the server's IPv6 address), for
 // peers that connect from addresses of their own, while it lives.
 class ExtraAddresses {
   public:
-    explicit ExtraAddresses(int n);
+    explicit ExtraAddresses(int n, bool ipv6 = false);
     ~ExtraAddresses();
     ExtraAddresses(const ExtraAddresses &) = delete;
     ExtraAddresses &operator=(const ExtraAddresses &) = delete;
@@ -101,6 +102,7 @@ class ExtraAddresses {
 
   private:
     std::string netdev_;
+    std::string suffix_; // the prefix length, for ip addr
     std::vector<std::string> addrs_;
 };
 // A peer from @source with few receives, since dozens are held at once.

@@ -1,8 +1,9 @@
 // Connections without an owner hold a bounded number of slots, and one
-// address holds only a share of them: a flood from one address (or a few)
-// does not keep another client out. Peers connect from extra addresses on
-// the RDMA link's netdev, without sending the MS-SMBD negotiate, which
-// keeps them in the first phase for the (long) negotiate timeout.
+// source (an address; an IPv6 /64) holds only a share of them: a flood
+// from one source (or a few) does not keep another client out. Peers connect
+// from extra addresses on the RDMA link's netdev, without sending the MS-SMBD
+// negotiate, which keeps them in the first phase for the (long) negotiate
+// timeout.
 #include "scenario.h"
 
 namespace scenario {
@@ -98,6 +99,91 @@ TEST_F(Admission, ANewcomerEvictsTheOldestOfTheLargestHolder)
         c->close();
     for (auto &c : held)
         c->close();
+}
+
+// Eight addresses hold eight slots each, all 64: a newcomer from one of
+// them ties with the largest holder and is refused, evicting nobody.
+TEST_F(Admission, ANewcomerThatTiesWithTheLargestHolderIsRefused)
+{
+    ExtraAddresses src(8);
+    ASSERT_EQ(src.all().size(), 8u);
+    Smbd smbd(patient_params());
+    std::vector<std::unique_ptr<Client>> held;
+    for (const auto &a : src.all())
+        for (int i = 0; i < 8; i++) {
+            auto c = connect_from(a);
+            ASSERT_TRUE(c) << a << " #" << i << ": " << c.error().message;
+            held.push_back(std::move(*c));
+        }
+    const int64_t rejected = delta("conn_rejected");
+    auto newcomer = connect_from(src.all()[0]);
+    EXPECT_FALSE(newcomer) << "a tie evicted";
+    EXPECT_EQ(delta("conn_rejected"), rejected + 1);
+    EXPECT_EQ(delta("conn_rejected_source"), 0);
+    EXPECT_EQ(delta("disconnect_evicted"), 0);
+    for (auto &c : held)
+        EXPECT_TRUE(c->connected());
+    for (auto &c : held)
+        c->close();
+}
+
+// The addresses of one IPv6 /64, which one host may all use, are one
+// source: they share its 16 slots.
+TEST_F(Admission, TheAddressesOfAnIpv6SlashSixtyFourShareOneShare)
+{
+    ExtraAddresses src(17, true);
+    ASSERT_EQ(src.all().size(), 17u);
+    Smbd smbd(patient_params());
+    std::vector<std::unique_ptr<Client>> held;
+    std::string refusal;
+    for (const auto &a : src.all()) {
+        PeerOptions o = from_address(a);
+        o.addr = server_addr6();
+        auto c = Client::connect(o.addr, o.port, o.connect);
+        if (!c) {
+            refusal = a + ": " + c.error().message;
+            break;
+        }
+        held.push_back(std::move(*c));
+    }
+    EXPECT_EQ(held.size(), 16u) << refusal;
+    EXPECT_EQ(delta("conn_rejected_source"), 1);
+    for (auto &c : held)
+        c->close();
+}
+
+// Of the largest holder's connections, one that got least far goes, not
+// the oldest: the first connection of the first address negotiated and
+// waits for its SMB2 NEGOTIATE, so its address's second goes instead.
+TEST_F(Admission, ANewcomerEvictsTheLeastAdvancedOfTheLargestHolder)
+{
+    ExtraAddresses src(5);
+    ASSERT_EQ(src.all().size(), 5u);
+    Params p = patient_params();
+    p.setup_timeout_ms = 120000;
+    Smbd smbd(p);
+    std::vector<std::unique_ptr<Client>> held;
+    for (size_t s = 0; s < 4; s++)
+        for (int i = 0; i < 16; i++) {
+            auto c = connect_from(src.all()[s]);
+            ASSERT_TRUE(c) << s << " #" << i << ": " << c.error().message;
+            if (s == 0 && i == 0) {
+                ASSERT_TRUE((*c)->negotiate());
+            }
+            held.push_back(std::move(*c));
+        }
+    auto newcomer = connect_from(src.all()[4]);
+    ASSERT_TRUE(newcomer) << newcomer.error().message;
+    EXPECT_EQ(delta("disconnect_evicted"), 1);
+    EXPECT_TRUE(held[1]->wait_peer_disconnect(10s))
+        << "the oldest of the least advanced is still up";
+    EXPECT_TRUE(held[0]->connected()) << "the negotiated one was evicted";
+    for (size_t k = 2; k < held.size(); k++)
+        EXPECT_TRUE(held[k]->connected()) << k;
+    EXPECT_TRUE((*newcomer)->negotiate());
+    for (auto &c : held)
+        c->close();
+    (*newcomer)->close();
 }
 
 } // namespace
