@@ -143,6 +143,8 @@ unit: build
 vm: module unit install-check
 	SMBD_BUILD=$(BUILD) SMBD_VM_TIMEOUT=$${SMBD_VM_TIMEOUT:-900} \
 		tools/vm/kernels.sh tests/vm/tier.sh
+	SMBD_BUILD=$(BUILD) SMBD_VM_TIMEOUT=$${SMBD_VM_TIMEOUT:-900} \
+		tools/vm/pair.sh tests/vm/two-hosts.sh
 
 # What kernel and Samba reviewers run: checkpatch --strict and sparse on
 # the driver (each supported kernel), the UAPI header as "make headers"

@@ -10,6 +10,17 @@ arg() {
 repo=$(arg smbd.repo)
 out=$(arg smbd.out)
 scenario=$(arg smbd.scenario)
+role=$(arg smbd.role)
+# one guest: soft-RoCE on a dummy netdev, the peers in the same guest; a
+# pair (tools/vm/pair.sh): each guest's own soft-RoCE on the link between
+# them, SMBD_ADDR the server's
+case $role in
+server) own=1 ;;
+client) own=2 ;;
+*) own=1 ;;
+esac
+export SMBD_ROLE="$role" SMBD_SHARED="$(arg smbd.shared)" \
+	SMBD_OWN_ADDR=10.55.0.$own SMBD_OWN_ADDR6=fd55::$own
 export SMBD_REPO="$repo" SMBD_BUILD="$(arg smbd.build)" SMBD_ADDR=10.55.0.1 \
 	SMBD_ADDR6=fd55::1 SMBD_SIW="$(arg smbd.siw)" \
 	SMBD_SAMBA="$(arg smbd.samba)" SMBD_DRIVER="$(arg smbd.driver)" \
@@ -19,13 +30,23 @@ export SMBD_REPO="$repo" SMBD_BUILD="$(arg smbd.build)" SMBD_ADDR=10.55.0.1 \
 	E2E_BIG_MB="$(arg smbd.e2e_big_mb)"
 kmemleak=/sys/kernel/debug/kmemleak
 
+link() {
+	if [ -z "$role" ]; then
+		modprobe dummy &&
+		ip link add smbd0 type dummy &&
+		ip link set smbd0 mtu 9000 up
+	else
+		modprobe virtio_net &&
+		ip link set eth0 name smbd0 &&
+		ip link set smbd0 up
+	fi
+}
+
 setup() {
 	ip link set lo up &&
-	modprobe dummy &&
-	ip link add smbd0 type dummy &&
-	ip link set smbd0 mtu 9000 up &&
-	ip addr add "$SMBD_ADDR/24" dev smbd0 &&
-	ip -6 addr add "$SMBD_ADDR6/64" dev smbd0 nodad &&
+	link &&
+	ip addr add "$SMBD_OWN_ADDR/24" dev smbd0 &&
+	ip -6 addr add "$SMBD_OWN_ADDR6/64" dev smbd0 nodad &&
 	modprobe crc32_generic &&
 	modprobe rdma_rxe &&
 	rdma link add rxe0 type rxe netdev smbd0 &&

@@ -5,6 +5,9 @@
 # SMBD_VM_KERNEL names another kernel tree instead (root/boot/bzImage and
 # root/lib/modules, as tools/e2e/kernel.sh makes) and SMBD_VM_DRIVER the
 # smbdirect.ko built for it; SMBD_VM_ARGS adds smbd.* guest parameters.
+# SMBD_VM_ROLE (server or client), SMBD_VM_NIC (QEMU's network options) and
+# SMBD_VM_SHARED (a directory both guests write) make the guest one of the
+# pair tools/vm/pair.sh boots.
 # Fails when the scenario fails or the kernel logs a warning, BUG, oops,
 # lockdep, refcount, KASAN, UBSAN or hung task report, or (on a kernel with
 # kmemleak) leaves an unreferenced object after the module's unload; prints
@@ -42,21 +45,26 @@ cp "$here/initramfs-init" "$work/initramfs/init"
 
 # TCG: this machine's /dev/kvm runs only special guests
 boot() {
+	# shellcheck disable=SC2086 # the network options are split on purpose
 	timeout "${SMBD_VM_TIMEOUT:-300}" qemu-system-x86_64 -machine accel=tcg \
-		-m "${SMBD_VM_MEM:-2048}" -smp 2 -nographic -no-reboot -nic none \
+		-m "${SMBD_VM_MEM:-2048}" -smp 2 -nographic -no-reboot \
+		${SMBD_VM_NIC:--nic none} \
 		-kernel "$image" -initrd "$work/initramfs.gz" \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$work/out",mount_tag=out,security_model=none,multidevs=remap \
-		-append "console=ttyS0 quiet panic=-1 oops=panic smbd.repo=$repo smbd.out=/smbd-out smbd.kernel=$kernel smbd.scenario=$1 smbd.build=${SMBD_BUILD:-build} smbd.driver=$driver ${SMBD_VM_ARGS:-}" \
+		-virtfs local,path="${SMBD_VM_SHARED:-$work/out}",mount_tag=shared,security_model=none,multidevs=remap \
+		-append "console=ttyS0 quiet panic=-1 oops=panic smbd.repo=$repo smbd.out=/smbd-out smbd.shared=/smbd-shared smbd.role=${SMBD_VM_ROLE:-} smbd.kernel=$kernel smbd.scenario=$1 smbd.build=${SMBD_BUILD:-build} smbd.driver=$driver ${SMBD_VM_ARGS:-}" \
 		>"$work/console.log" 2>&1 || true
 }
 # Under TCG, Debian's 6.12 now and then dies of an int3 Oops while it
 # patches its own text during boot, before any of the guest's stages ran
 # (no setup.log): that boot says nothing about the scenario, and only it
 # is tried again.
+# A guest of a pair is not: its peer's QEMU does not connect again.
 tries=1
 boot "$1"
-while [ ! -e "$work/out/setup.log" ] && [ $tries -lt 3 ] &&
+while [ -z "${SMBD_VM_ROLE:-}" ] && [ ! -e "$work/out/setup.log" ] &&
+	[ $tries -lt 3 ] &&
 	grep -q 'Oops\|Kernel panic' "$work/console.log"; do
 	echo "vm: the guest kernel died while booting, before the scenario;" \
 		"booting again:" >&2
