@@ -257,8 +257,11 @@ TEST_F(BoundEvents, PeerClosingMidStreamIsThePeersDisconnect)
         return "";
     }));
     const auto pdu = test_pdu(kSession, 1, size);
-    // the peer may be gone before the last is queued
-    for (int i = 0; i < 16; i++) {
+    smbd_info info{};
+    ASSERT_EQ(master_.info(info), 0);
+    // as many as the connection's send queue holds, so that no SEND_ROOM
+    // comes; the peer may be gone before the last is queued
+    for (uint32_t i = 0; i < info.out_send_queue_bytes / size; i++) {
         int err = master_.send_pdu(conn_, pdu);
         if (err) {
             EXPECT_TRUE(i > 0 && (err == ENOENT || err == ENOTCONN))

@@ -113,6 +113,28 @@ uint64_t fill(Device &dev, uint64_t conn, uint64_t &n, uint32_t size, int &err)
     return bytes;
 }
 
+// The peer grants again: "" once the connection's SEND_ROOM came, else
+// what came instead.
+std::string grant_and_await_room(Device &master, HeldPeer &peer, uint64_t conn,
+                                 std::chrono::milliseconds wait = 10s)
+{
+    peer.grant = true;
+    auto room = next_event(master, wait);
+    if (!room)
+        return "no SEND_ROOM; the peer: " + verdict(peer.result, 0s);
+    if (room->type() != SMBD_EVENT_SEND_ROOM || room->conn_id() != conn)
+        return describe(*room) + " instead of SEND_ROOM";
+    return "";
+}
+
+// How many PDUs the peer read, once it read @n or after 10 s.
+uint64_t await_received(const HeldPeer &peer, uint64_t n)
+{
+    for (int i = 0; i < 1000 && peer.received.load() < n; i++)
+        std::this_thread::sleep_for(10ms);
+    return peer.received.load();
+}
+
 uint32_t send_queue_bytes(Device &dev)
 {
     smbd_info info{};
@@ -144,18 +166,12 @@ TEST_F(SendQueue, AFullQueueRefusesWithEagainUntilItsSendRoom)
     EXPECT_TRUE(stays_quiet(master, 300ms)) << "room while the peer holds";
     EXPECT_GE(delta("send_queue_full"), 2);
 
-    peer.grant = true;
-    auto room = next_event(master);
-    ASSERT_TRUE(room) << "no SEND_ROOM; the peer: " << verdict(peer.result, 0s);
-    EXPECT_EQ(room->type(), SMBD_EVENT_SEND_ROOM) << describe(*room);
-    EXPECT_EQ(room->conn_id(), conn);
+    ASSERT_EQ(grant_and_await_room(master, peer, conn), "");
     // the rest goes in order behind what was held
     const uint64_t held = n;
     EXPECT_EQ(master.send_pdu(conn, test_pdu(kSession, n, kPduSize)), 0);
     n++;
-    for (int i = 0; i < 1000 && peer.received.load() < n; i++)
-        std::this_thread::sleep_for(10ms);
-    EXPECT_EQ(peer.received.load(), held + 1);
+    EXPECT_EQ(await_received(peer, n), held + 1);
     peer.done = true;
     EXPECT_EQ(verdict(peer.result), "");
     // the refusals asked for one SEND_ROOM, and it was read
@@ -183,14 +199,9 @@ TEST_F(SendQueue, APduLargerThanTheBoundGoesIntoAnEmptyQueue)
 
     EXPECT_EQ(master.send_pdu(conn, test_pdu(kSession, 0, bound + 4096)), 0);
     EXPECT_EQ(master.send_pdu(conn, test_pdu(kSession, 1, 64)), EAGAIN);
-    peer.grant = true;
-    auto room = next_event(master, 30s);
-    ASSERT_TRUE(room) << "no SEND_ROOM; the peer: " << verdict(peer.result, 0s);
-    EXPECT_EQ(room->type(), SMBD_EVENT_SEND_ROOM) << describe(*room);
+    ASSERT_EQ(grant_and_await_room(master, peer, conn, 30s), "");
     EXPECT_EQ(master.send_pdu(conn, test_pdu(kSession, 1, 64)), 0);
-    for (int i = 0; i < 1000 && peer.received.load() < 2; i++)
-        std::this_thread::sleep_for(10ms);
-    EXPECT_EQ(peer.received.load(), 2u);
+    EXPECT_EQ(await_received(peer, 2), 2u);
     peer.done = true;
     EXPECT_EQ(verdict(peer.result), "");
 }
@@ -236,11 +247,7 @@ TEST_F(SendQueue, AReplyThatDoesNotFitRefusesItsOperationWithEnobufs)
     EXPECT_EQ(master.rdma_rw_raw({&op, 1}, done), ENOBUFS);
     EXPECT_EQ(delta("rdma_writes") + delta("rdma_errors"), 0);
 
-    peer.grant = true;
-    auto room = next_event(master);
-    ASSERT_TRUE(room) << "no SEND_ROOM; the peer: " << verdict(peer.result, 0s);
-    EXPECT_EQ(room->type(), SMBD_EVENT_SEND_ROOM) << describe(*room);
-    EXPECT_EQ(room->conn_id(), conn);
+    ASSERT_EQ(grant_and_await_room(master, peer, conn), "");
     peer.done = true;
     EXPECT_EQ(verdict(peer.result), "");
 }
