@@ -9,6 +9,11 @@
 #   make e2e      the end-to-end tests: the patched smbd and the driver
 #                 against the unmodified Linux cifs client (both dialects,
 #                 multichannel, signing), and ksmbd with the same client
+#   make e2e-2host  the e2e scenarios of the cifs client (against smbd and
+#                 ksmbd) between two guests, each with its own soft-RoCE
+#                 device on a link between them, then faults of that link
+#                 (loss, delay, reordering, partitions, an MTU change) under
+#                 cifs I/O
 #   make check-debug  on a debug kernel (KASAN, kmemleak, lockdep, UBSAN):
 #                 the guest tier, the running driver fuzzed from the network
 #                 and through its ioctls, the e2e scenarios, faults under
@@ -67,7 +72,7 @@ VERSION := $(shell sed -n '/^project/s/.* VERSION \([0-9.]*\).*/\1/p' CMakeLists
 PREFIX ?= /usr/local
 INSTALL_BUILD ?= $(BUILD)/install
 
-.PHONY: check check-debug demo demo-responder e2e bench setup module build unit vm \
+.PHONY: check check-debug demo demo-responder e2e e2e-2host bench setup module build unit vm \
 	lint dkms-source dkms-check deb deb-check \
 	fuzz install install-check e2e-kernel samba clean
 
@@ -96,6 +101,13 @@ e2e: setup
 	$(MAKE) --no-print-directory deb
 	SMBD_BUILD=$(abspath $(BUILD)) SMBD_E2E_DRIVER=none \
 		tools/e2e/run.sh tests/e2e/packages.sh
+
+e2e-2host: setup
+	$(MAKE) --no-print-directory build >/dev/null
+	SMBD_BUILD=$(abspath $(BUILD)) SMBD_E2E_PAIR=1 tools/e2e/run.sh \
+		tests/e2e/pair.sh
+	SMBD_BUILD=$(abspath $(BUILD)) SMBD_E2E_PAIR=1 SMBD_VM_TIMEOUT=3600 \
+		tools/e2e/run.sh tests/e2e/net-faults.sh
 
 check-debug: setup
 	$(MAKE) --no-print-directory build install-check

@@ -31,60 +31,10 @@ FAILED=0
 INJECTED=0
 VERIFIED=0
 
-mount_share() {
-	mount -t cifs "//$SMBD_ADDR/e2e" "$E2E_MNT" \
-		-o "$OPTS,username=$E2E_USER,password=$E2E_PASS" ||
-		fail "mount failed: $(dmesg | grep CIFS | tail -n 1)" || return 1
-	grep -q "^SMBDirect" /proc/fs/cifs/DebugData ||
-		fail "the mount is not over RDMA" || return 1
-}
-
 # the pid of the smbd child that owns a connection of the driver
 owner_child() {
 	sed -n 's/.*state=owned.* owner_pid=\([0-9]*\).*/\1/p' \
 		/sys/kernel/debug/smbdirect/connections | head -n 1
-}
-
-# wait_until <seconds> <condition>: by the clock, as one try of a
-# condition on a mount that is down can itself take seconds
-wait_until() {
-	end=$(($(date +%s) + $1))
-	until eval "$2"; do
-		[ "$(date +%s)" -lt "$end" ] || return 1
-		sleep 0.2
-	done
-}
-
-# The mount answers again: a file can be written and read back.
-mount_serves() {
-	{ echo probe >"$E2E_MNT/probe"; } 2>/dev/null &&
-		[ "$(cat "$E2E_MNT/probe" 2>/dev/null)" = probe ]
-}
-
-disconnects() {
-	for f in "$COUNTERS"/disconnect_*; do
-		printf '%s=%s ' "${f##*/disconnect_}" "$(cat "$f")"
-	done
-}
-
-# The reasons whose counts changed between two disconnects() snapshots.
-reasons_delta() {
-	for kv in $2; do
-		name=${kv%%=*}
-		before=$(echo "$1" | tr ' ' '\n' | sed -n "s/^$name=//p")
-		[ "${kv#*=}" = "${before:-0}" ] ||
-			printf '%s+%s ' "$name" $((${kv#*=} - ${before:-0}))
-	done
-}
-
-# Nothing of the run stays in the driver once smbd and the mount are gone.
-driver_idle() {
-	wait_until 60 '[ "$(counter conn_active)" = 0 ]' ||
-		fail "$(counter conn_active) connections stayed in the driver" ||
-		return 1
-	[ "$(counter rdma_inflight)" = 0 ] ||
-		fail "$(counter rdma_inflight) RDMA operations stayed in flight" ||
-		return 1
 }
 
 fault_kill_child() {

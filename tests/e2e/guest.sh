@@ -9,30 +9,7 @@ set -u
 
 e2e_setup || { echo "E2E setup FAIL $E2E_WHY"; exit 1; }
 
-# new session over RDMA (flow 2) with each SMB 3 dialect the client offers:
-# 3.1.1 with the share on ext4, where small reads of cached data (the small
-# files, read back in pages past their ends) are read at once; 3.0.2 with
-# Samba's io_uring VFS module, which Debian ships, doing the file I/O
-E2E_EXT4=1 run_scenario rdma-3.1.1 rdma_files "rdma,vers=3.1.1" 1 rdma
-E2E_CONF_EXTRA="	vfs objects = io_uring" \
-	run_scenario rdma-3.0.2-io-uring rdma_files "rdma,vers=3.0.2" 1 rdma
-# a second RDMA channel binds to the session (flow 1): its SESSION_SETUP is
-# signed with the channel key from the preauth hash the driver's bytes gave
-run_scenario multichannel rdma_files \
-	"rdma,vers=3.1.1,multichannel,max_channels=2" 2 rdma
-# RDMA port 445, as a Linux 7.0 or Windows client on RoCE reaches it: with
-# 5445 serving iWARP only, this client's first try there is refused and
-# counted, and it falls back to 445
-E2E_IB_ON_IWARP=N E2E_CONN=roce:445 run_scenario rdma-445 rdma_files \
-	"rdma,vers=3.1.1" 1 rdma
-# Windows' flow: the session starts over TCP; the client reads the
-# interfaces, adds an RDMA channel to the one marked RDMA capable and binds
-# it to the TCP session, in the smbd child serving the TCP connection (the
-# e2e kernel's cifs takes RDMA channels on a TCP session, as Windows does)
-E2E_RDMA_CHANNELS=1 run_scenario windows-flow rdma_files \
-	"vers=3.1.1,multichannel,max_channels=2" 2 some
-# flow 2 over IPv6
-E2E_ADDR=$SMBD_ADDR6 run_scenario ipv6 rdma_files "rdma,vers=3.1.1" 1 rdma
+cifs_scenarios
 # the client over soft-iWARP: port 5445, IRD/ORD in the private data, every
 # RDMA READ registered
 if siw_up; then
@@ -43,11 +20,6 @@ else
 	E2E_FAILED=$((E2E_FAILED + 1))
 	echo "E2E iwarp FAIL $E2E_WHY"
 fi
-# signing required: the client moves file data inline, never by RDMA (its
-# writes one page at a time: see put_file)
-E2E_SIGNING=mandatory E2E_WRITER=direct run_scenario signed rdma_files \
-	"rdma,vers=3.1.1" 1 inline
-
 # our client, which drives the server as Windows does
 # (tools/client/smb2_checks.cpp): a signed NTLMv2 session with inline I/O,
 # RDMA I/O on each channel, a related compound and a CANCEL by AsyncId,
@@ -115,10 +87,7 @@ smb2_fork_device
 # a pool smaller than 8 MiB bounds what smbd offers
 smb2_small_pool
 
-# the same client and workloads against ksmbd, the reference
-E2E_SERVER=ksmbd run_scenario ksmbd-rdma-3.1.1 rdma_files "rdma,vers=3.1.1" 1 rdma
-E2E_SERVER=ksmbd E2E_SIGNING=mandatory E2E_WRITER=direct \
-	run_scenario ksmbd-signed rdma_files "rdma,vers=3.1.1" 1 inline
+ksmbd_scenarios
 # Debian 6.1's ksmbd signs the response to a READ answered by RDMA over the
 # wrong bytes (smb3_set_sign_rsp() signs a READ's last two iovs, taking the
 # 4-byte length prefix when no data iov follows), so its RDMA I/O is

@@ -36,6 +36,105 @@ tcp_smbd_pids() {
 		sed -n 's/.*"smbd",pid=\([0-9]*\).*/\1/p' | sort -u | paste -sd, -
 }
 
+# on_server <command>: the shell command, in the server's shell: here in
+# one guest; in the client guest of a pair (tools/e2e/run.sh with
+# SMBD_E2E_PAIR=1), sent with the scenario's settings (server_env) to
+# serve_client in the server guest through the directory both share.
+# Prints its output and returns its status; when it fails, E2E_WHY says
+# why (unless called in a command substitution).
+on_server() {
+	[ "${SMBD_ROLE:-}" = client ] || { eval "$1"; return; }
+	# numbered in a file, as a command substitution or a pipe runs this
+	# in a subshell
+	srv_n=$(($(cat "$SMBD_SHARED/seq" 2>/dev/null || echo 0) + 1))
+	echo $srv_n >"$SMBD_SHARED/seq"
+	srv_req=$SMBD_SHARED/req.$srv_n
+	printf '%s%s\n' "$(server_env)" "$1" >"$srv_req.new" &&
+		mv "$srv_req.new" "$srv_req"
+	srv_i=0
+	until [ -e "$SMBD_SHARED/rc.$srv_n" ]; do
+		srv_i=$((srv_i + 1))
+		[ $srv_i -lt 6000 ] || fail "the server did not answer: $1" ||
+			return 125
+		sleep 0.1
+	done
+	cat "$SMBD_SHARED/out.$srv_n"
+	srv_rc=$(cat "$SMBD_SHARED/rc.$srv_n")
+	[ "$srv_rc" = 0 ] ||
+		fail "server: $(tail -n 1 "$SMBD_SHARED/out.$srv_n")" ||
+		return "$srv_rc"
+}
+
+# The settings of a scenario the server's side reads, as assignments.
+server_env() {
+	for srv_v in E2E_CONF_EXTRA E2E_SERVER E2E_SMBD_RDMA; do
+		eval "srv_val=\${$srv_v-}"
+		printf "%s='%s'; " "$srv_v" \
+			"$(printf '%s' "$srv_val" | sed "s/'/'\\\\''/g")"
+	done
+}
+
+# serve_client: in the server guest of a pair, runs what the client's
+# on_server sends, in order, until it sends "end" (returns 0) or exits
+# without (returns 1). A command that fails prints why (E2E_WHY). The
+# commands run in this shell (start_smbd sets SMBD_PID): one that changes
+# directory does it in a subshell.
+serve_client() {
+	n=1
+	touch "$SMBD_SHARED/server-ready"
+	while :; do
+		req=$SMBD_SHARED/req.$n
+		if [ -e "$req" ]; then
+			cmd=$(cat "$req")
+			if [ "${cmd##*; }" = end ]; then
+				: >"$SMBD_SHARED/out.$n"
+				echo 0 >"$SMBD_SHARED/rc.$n"
+				return 0
+			fi
+			E2E_WHY=
+			eval "$cmd" >"$SMBD_SHARED/out.$n" 2>&1
+			req_rc=$?
+			[ $req_rc = 0 ] || echo "$E2E_WHY" >>"$SMBD_SHARED/out.$n"
+			echo $req_rc >"$SMBD_SHARED/rc.$n.new"
+			mv "$SMBD_SHARED/rc.$n.new" "$SMBD_SHARED/rc.$n"
+			n=$((n + 1))
+		elif [ -e "$SMBD_SHARED/client-exit" ]; then
+			echo "the client ended without its last request" >&2
+			return 1
+		else
+			sleep 0.1
+		fi
+	done
+}
+
+# await_server: in the client guest of a pair, until serve_client runs
+await_server() {
+	i=0
+	until [ -e "$SMBD_SHARED/server-ready" ]; do
+		i=$((i + 1))
+		[ $i -lt 3000 ] || fail "the server guest did not get ready" ||
+			return 1
+		sleep 0.1
+	done
+}
+
+# server_file_is <path in the share> <file>: the server's disk holds the
+# file's bytes there
+server_file_is() {
+	[ "$(on_server "md5sum <\"\$E2E_DIR/share/$1\"")" = "$(md5sum <"$2")" ]
+}
+
+# The client's data: the big file, checksummed once, and the small files
+# cut from it.
+test_data() {
+	mkdir -p "$E2E_DIR" "$E2E_MNT" || fail "cannot make directories" ||
+		return 1
+	dd if=/dev/urandom of="$E2E_DIR/big" bs=1M count="$E2E_BIG_MB" \
+		2>/dev/null || fail "no test data" || return 1
+	E2E_BIG_SUM=$(md5sum <"$E2E_DIR/big")
+	small_files || fail "no small files"
+}
+
 e2e_setup() {
 	mkdir -p "$E2E_DIR"/lock "$E2E_DIR"/state "$E2E_DIR"/cache \
 		"$E2E_DIR"/private "$E2E_DIR"/run "$E2E_DIR"/share \
@@ -43,11 +142,7 @@ e2e_setup() {
 	id "$E2E_USER" >/dev/null 2>&1 ||
 		useradd -M -u 4242 "$E2E_USER" || fail "useradd failed"
 	chown "$E2E_USER" "$E2E_DIR/share"
-	# bulk data comes from one file, checksummed once
-	dd if=/dev/urandom of="$E2E_DIR/big" bs=1M count="$E2E_BIG_MB" \
-		2>/dev/null || fail "no test data"
-	E2E_BIG_SUM=$(md5sum <"$E2E_DIR/big")
-	small_files || fail "no small files"
+	test_data || return 1
 	write_conf auto
 	printf '%s\n%s\n' "$E2E_PASS" "$E2E_PASS" |
 		"$SMBD_SAMBA/bin/pdbedit" -s "$E2E_DIR/smb.conf" -a -t \
@@ -248,22 +343,23 @@ client_channels() {
 # ib_on_iwarp_port (N: RoCE on 5445 is refused) for the scenario;
 # E2E_RDMA_CHANNELS: channels that are RDMA (default: all), and when fewer,
 # the primary is TCP and the driver's connections must be owned by the smbd
-# that serves the TCP connection (Windows' flow).
+# that serves the TCP connection (Windows' flow). What concerns the server
+# runs on_server: in a pair, in the server guest.
 run_scenario() {
 	name=$1 workload=$2 opts=$3 want_channels=$4 mode=$5
 	E2E_WHY= E2E_OWNERS=
-	[ -z "${E2E_IB_ON_IWARP:-}" ] || echo "$E2E_IB_ON_IWARP" >"$IB_ON_IWARP"
-	if [ -z "${E2E_EXT4:-}" ] || ext4_share 128; then
+	[ -z "${E2E_IB_ON_IWARP:-}" ] ||
+		on_server "echo $E2E_IB_ON_IWARP >$IB_ON_IWARP"
+	if [ -z "${E2E_EXT4:-}" ] || on_server "ext4_share 128"; then
 		scenario "$workload" "$opts" "$want_channels" "$mode"
 		ok=$?
 	else
 		ok=1
 	fi
-	[ -z "${E2E_IB_ON_IWARP:-}" ] || echo Y >"$IB_ON_IWARP"
+	[ -z "${E2E_IB_ON_IWARP:-}" ] || on_server "echo Y >$IB_ON_IWARP"
 	mountpoint -q "$E2E_MNT" && umount "$E2E_MNT"
-	stop_server
-	rm -rf "${E2E_DIR:?}/share/"*
-	[ -z "${E2E_EXT4:-}" ] || ext4_share_off || ok=1
+	on_server 'stop_server; rm -rf "${E2E_DIR:?}/share/"*'
+	[ -z "${E2E_EXT4:-}" ] || on_server ext4_share_off || ok=1
 	scenario_result "$name" $ok
 }
 
@@ -271,15 +367,18 @@ run_scenario() {
 # when it passed; the server's and the kernel's last words when it failed.
 scenario_result() {
 	ok=$2
-	[ "$ok" != 0 ] || no_leaks "$1" || ok=1
+	[ "$ok" != 0 ] || on_server "no_leaks $1" || ok=1
+	[ "$ok" != 0 ] || [ "${SMBD_ROLE:-}" != client ] || no_leaks "$1" || ok=1
 	if [ "$ok" = 0 ]; then
 		E2E_PASSED=$((E2E_PASSED + 1))
 		echo "E2E $1 PASS $E2E_DETAIL"
 	else
 		E2E_FAILED=$((E2E_FAILED + 1))
 		echo "E2E $1 FAIL $E2E_WHY"
-		tail -n 20 "$E2E_DIR/log/smbd.out" | sed 's/^/  smbd: /'
+		on_server 'tail -n 20 "$E2E_DIR/log/smbd.out"' | sed 's/^/  smbd: /'
 		dmesg | tail -n 15 | sed 's/^/  kernel: /'
+		[ "${SMBD_ROLE:-}" != client ] ||
+			on_server 'dmesg | tail -n 15' | sed 's/^/  server kernel: /'
 	fi
 }
 
@@ -747,10 +846,53 @@ run_smb2() {
 	scenario_result "$name" $ok
 }
 
+# The scenarios of the cifs client over the network, in one guest
+# (guest.sh) or between two (pair.sh).
+cifs_scenarios() {
+	# new session over RDMA (flow 2) with each SMB 3 dialect the client offers:
+	# 3.1.1 with the share on ext4, where small reads of cached data (the small
+	# files, read back in pages past their ends) are read at once; 3.0.2 with
+	# Samba's io_uring VFS module, which Debian ships, doing the file I/O
+	E2E_EXT4=1 run_scenario rdma-3.1.1 rdma_files "rdma,vers=3.1.1" 1 rdma
+	E2E_CONF_EXTRA="	vfs objects = io_uring" \
+		run_scenario rdma-3.0.2-io-uring rdma_files "rdma,vers=3.0.2" 1 rdma
+	# a second RDMA channel binds to the session (flow 1): its SESSION_SETUP is
+	# signed with the channel key from the preauth hash the driver's bytes gave
+	run_scenario multichannel rdma_files \
+		"rdma,vers=3.1.1,multichannel,max_channels=2" 2 rdma
+	# RDMA port 445, as a Linux 7.0 or Windows client on RoCE reaches it: with
+	# 5445 serving iWARP only, this client's first try there is refused and
+	# counted, and it falls back to 445
+	E2E_IB_ON_IWARP=N E2E_CONN=roce:445 run_scenario rdma-445 rdma_files \
+		"rdma,vers=3.1.1" 1 rdma
+	# Windows' flow: the session starts over TCP; the client reads the
+	# interfaces, adds an RDMA channel to the one marked RDMA capable and binds
+	# it to the TCP session, in the smbd child serving the TCP connection (the
+	# e2e kernel's cifs takes RDMA channels on a TCP session, as Windows does)
+	E2E_RDMA_CHANNELS=1 run_scenario windows-flow rdma_files \
+		"vers=3.1.1,multichannel,max_channels=2" 2 some
+	# flow 2 over IPv6
+	E2E_ADDR=$SMBD_ADDR6 run_scenario ipv6 rdma_files "rdma,vers=3.1.1" 1 rdma
+	# signing required: the client moves file data inline, never by RDMA (its
+	# writes one page at a time: see put_file)
+	E2E_SIGNING=mandatory E2E_WRITER=direct run_scenario signed rdma_files \
+		"rdma,vers=3.1.1" 1 inline
+}
+
+# The same client and workloads against ksmbd, the reference.
+ksmbd_scenarios() {
+	E2E_SERVER=ksmbd run_scenario ksmbd-rdma-3.1.1 rdma_files "rdma,vers=3.1.1" 1 rdma
+	E2E_SERVER=ksmbd E2E_SIGNING=mandatory E2E_WRITER=direct \
+		run_scenario ksmbd-signed rdma_files "rdma,vers=3.1.1" 1 inline
+}
+
+# The driver's counters of a scenario's traffic, in scenario()'s order.
+TRAFFIC='for c in rdma_read_bytes rdma_write_bytes bytes_received bytes_sent rdma_writes rdma_replies; do counter $c; done'
+
 scenario() {
 	workload=$1 opts=$2 want_channels=$3 mode=$4
-	start_server "${E2E_SIGNING:-auto}" || return 1
-	wrong0=$(counter conn_wrong_port)
+	on_server "start_server ${E2E_SIGNING:-auto}" || return 1
+	wrong0=$(on_server "counter conn_wrong_port")
 	# the address by ip=, which takes IPv6 too; the UNC's host is a name
 	mount -t cifs "//e2e-server/e2e" "$E2E_MNT" \
 		-o "$opts,ip=${E2E_ADDR:-$SMBD_ADDR},username=$E2E_USER,password=$E2E_PASS" ||
@@ -768,8 +910,8 @@ scenario() {
 		sleep 0.1
 	done
 	channels=$(client_channels)
-	driver_conns=$(owned_connections)
-	E2E_CONNS=$(connection_ports)
+	driver_conns=$(on_server owned_connections)
+	E2E_CONNS=$(on_server connection_ports)
 	[ "$channels" = "$want_channels" ] ||
 		fail "$channels channels, expected $want_channels" || return 1
 	# ksmbd: nothing may go through the driver
@@ -778,7 +920,7 @@ scenario() {
 		fail "the driver carries $driver_conns connections, expected $rdma_channels" ||
 		return 1
 	if [ "$rdma_channels" != 0 ] && [ "$rdma_channels" != "$want_channels" ]; then
-		owners=$(connection_owners) tcp=$(tcp_smbd_pids)
+		owners=$(on_server connection_owners) tcp=$(on_server tcp_smbd_pids)
 		[ -n "$tcp" ] && [ "$owners" = "$tcp" ] ||
 			fail "RDMA channels owned by smbd $owners, the TCP connection served by smbd ${tcp:-none}" ||
 			return 1
@@ -789,29 +931,27 @@ scenario() {
 			fail "connections other than $E2E_CONN: $E2E_CONNS" ||
 			return 1
 	fi
-	E2E_WRONG_PORT=$(( $(counter conn_wrong_port) - wrong0 ))
+	E2E_WRONG_PORT=$(( $(on_server "counter conn_wrong_port") - wrong0 ))
 	[ "${E2E_IB_ON_IWARP:-}" != N ] || [ "$E2E_WRONG_PORT" -ge 1 ] ||
 		fail "no RoCE request on 5445 was refused" || return 1
 
 	# the client reconnects transparently: a server that failed must not pass
 	reconnects0=$(dmesg | grep -c 'RDMA transport re-established')
-	r0=$(counter rdma_read_bytes) w0=$(counter rdma_write_bytes)
-	in0=$(counter bytes_received) out0=$(counter bytes_sent)
-	writes0=$(counter rdma_writes) replies0=$(counter rdma_replies)
+	set -- $(on_server "$TRAFFIC")
+	r0=$1 w0=$2 in0=$3 out0=$4 writes0=$5 replies0=$6
 	"$workload" || return 1
 	umount "$E2E_MNT" || fail "umount failed" || return 1
 	reconnects=$(( $(dmesg | grep -c 'RDMA transport re-established') - reconnects0 ))
 	[ "$reconnects" = 0 ] ||
 		fail "the client had to reconnect $reconnects times" || return 1
-	! grep -q 'PANIC' "$E2E_DIR/log/smbd.out" 2>/dev/null ||
-		fail "smbd panicked: $(grep -m1 -A12 'PANIC' "$E2E_DIR/log/smbd.out" | grep -m1 smbdirect)" ||
+	panic=$(on_server 'grep -m1 -A12 PANIC "$E2E_DIR/log/smbd.out" 2>/dev/null || true')
+	[ -z "$panic" ] ||
+		fail "smbd panicked: $(echo "$panic" | grep -m1 smbdirect)" ||
 		return 1
-	pulled=$(( $(counter rdma_read_bytes) - r0 ))
-	pushed=$(( $(counter rdma_write_bytes) - w0 ))
-	inline_in=$(( $(counter bytes_received) - in0 ))
-	inline_out=$(( $(counter bytes_sent) - out0 ))
-	writes=$(( $(counter rdma_writes) - writes0 ))
-	replies=$(( $(counter rdma_replies) - replies0 ))
+	set -- $(on_server "$TRAFFIC")
+	pulled=$(($1 - r0)) pushed=$(($2 - w0))
+	inline_in=$(($3 - in0)) inline_out=$(($4 - out0))
+	writes=$(($5 - writes0)) replies=$(($6 - replies0))
 	bytes=$((E2E_BIG_MB * 1048576))
 	[ "${E2E_SERVER:-samba}" = samba ] || mode=none
 	case $mode in
@@ -899,17 +1039,20 @@ rdma_files() {
 	echo 3 >/proc/sys/vm/drop_caches
 	[ "$(md5sum <"$m/big")" = "$E2E_BIG_SUM" ] ||
 		fail "the big file read back differs" || return 1
-	[ "$(md5sum <"$E2E_DIR/share/big")" = "$E2E_BIG_SUM" ] ||
+	server_file_is big "$E2E_DIR/big" ||
 		fail "the big file on the server differs" || return 1
-	(cd "$E2E_DIR/share/small" && md5sum -c --quiet "$E2E_DIR/small.sums") ||
+	[ "$(on_server '(cd "$E2E_DIR/share/small" && md5sum f*)')" = \
+		"$(cat "$E2E_DIR/small.sums")" ] ||
 		fail "small files on the server differ" || return 1
 	(cd "$m/small" && md5sum -c --quiet "$E2E_DIR/small.sums") ||
 		fail "small files read back differ" || return 1
 	n=$(ls "$m/small" | wc -l)
 	[ "$n" = "$E2E_SMALL" ] || fail "listing shows $n files" || return 1
-	mv "$m/big" "$m/renamed" && [ -f "$E2E_DIR/share/renamed" ] &&
-		[ ! -e "$E2E_DIR/share/big" ] || fail "rename failed" || return 1
-	rm -r "$m/small" "$m/renamed" && [ -z "$(ls "$E2E_DIR/share")" ] ||
+	mv "$m/big" "$m/renamed" &&
+		on_server '[ -f "$E2E_DIR/share/renamed" ] && [ ! -e "$E2E_DIR/share/big" ]' ||
+		fail "rename failed" || return 1
+	rm -r "$m/small" "$m/renamed" &&
+		[ -z "$(on_server 'ls "$E2E_DIR/share"')" ] ||
 		fail "delete failed" || return 1
 	E2E_WORK="big=${E2E_BIG_MB}MiB small=$E2E_SMALL writes=${E2E_WRITER:-cached}"
 }

@@ -1,4 +1,5 @@
-# Background cifs I/O for the faults and the soak (sourced after lib.sh).
+# Background cifs I/O for the faults and the soak, and the checks around
+# it (sourced after lib.sh).
 # Each worker writes one of eight slices of the test data to a file of its
 # own, cached (cp) or O_DIRECT (dd) in turn, and reads it back O_DIRECT,
 # so from the server; it logs every step. A read that succeeds with other
@@ -100,7 +101,7 @@ workers_verify() {
 			END { for (f in last) print f, last[f] }' "$log"
 	done >"$WORK_DIR/expect"
 	while read -r f k; do
-		cmp -s "$E2E_DIR/share/work/$f" "$WORK_DIR/slice$k" ||
+		server_file_is "work/$f" "$WORK_DIR/slice$k" ||
 			fail "work/$f on the server is not slice $k" || return 1
 		dd if="$E2E_MNT/work/$f" iflag=direct bs=1048576 status=none |
 			cmp -s - "$WORK_DIR/slice$k" ||
@@ -127,8 +128,58 @@ kept_verify() {
 		set -- $pair
 		cmp -s "$E2E_MNT/kept/$1" "$2" ||
 			fail "kept/$1 read back differs" || return 1
-		cmp -s "$E2E_DIR/share/kept/$1" "$2" ||
+		server_file_is "kept/$1" "$2" ||
 			fail "kept/$1 on the server differs" || return 1
 		KEPT_BYTES=$((KEPT_BYTES + 2 * $(stat -c %s "$2")))
 	done
+}
+
+mount_share() {
+	mount -t cifs "//$SMBD_ADDR/e2e" "$E2E_MNT" \
+		-o "$OPTS,username=$E2E_USER,password=$E2E_PASS" ||
+		fail "mount failed: $(dmesg | grep CIFS | tail -n 1)" || return 1
+	grep -q "^SMBDirect" /proc/fs/cifs/DebugData ||
+		fail "the mount is not over RDMA" || return 1
+}
+
+# wait_until <seconds> <condition>: by the clock, as one try of a
+# condition on a mount that is down can itself take seconds
+wait_until() {
+	end=$(($(date +%s) + $1))
+	until eval "$2"; do
+		[ "$(date +%s)" -lt "$end" ] || return 1
+		sleep 0.2
+	done
+}
+
+# The mount answers again: a file can be written and read back.
+mount_serves() {
+	{ echo probe >"$E2E_MNT/probe"; } 2>/dev/null &&
+		[ "$(cat "$E2E_MNT/probe" 2>/dev/null)" = probe ]
+}
+
+disconnects() {
+	for f in "$COUNTERS"/disconnect_*; do
+		printf '%s=%s ' "${f##*/disconnect_}" "$(cat "$f")"
+	done
+}
+
+# The reasons whose counts changed between two disconnects() snapshots.
+reasons_delta() {
+	for kv in $2; do
+		name=${kv%%=*}
+		before=$(echo "$1" | tr ' ' '\n' | sed -n "s/^$name=//p")
+		[ "${kv#*=}" = "${before:-0}" ] ||
+			printf '%s+%s ' "$name" $((${kv#*=} - ${before:-0}))
+	done
+}
+
+# Nothing of the run stays in the driver once smbd and the mount are gone.
+driver_idle() {
+	wait_until 60 '[ "$(counter conn_active)" = 0 ]' ||
+		fail "$(counter conn_active) connections stayed in the driver" ||
+		return 1
+	[ "$(counter rdma_inflight)" = 0 ] ||
+		fail "$(counter rdma_inflight) RDMA operations stayed in flight" ||
+		return 1
 }

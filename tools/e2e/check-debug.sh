@@ -3,11 +3,12 @@
 # sleep, list and object debugging, UBSAN), one guest boot each for the
 # guest tier, the RDMA path with registered memory, the fuzzing of the
 # running driver from the network and through its ioctls, the e2e
-# scenarios with Samba and the cifs client, and the faults with the soak.
+# scenarios with Samba and the cifs client, the faults with the soak, and
+# the network's faults between two hosts (a pair of guests) with theirs.
 # A boot fails on any kernel report (tools/vm/run.sh); kmemleak scans after
 # every scenario. Logs go to $SMBD_BUILD/check-debug; the figures are
 # printed at the end. SMBD_CHECK_DEBUG_BOOTS="tier fuzz" reruns only those
-# boots (of tier registered-rw fuzz e2e faults); the figures then come from
+# boots (of tier registered-rw fuzz e2e faults net-faults); the figures then come from
 # their logs and the other boots' logs of the last run.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,10 +22,10 @@ driver=$(echo "$paths" | sed -n 3p)
 logs=$SMBD_BUILD/check-debug
 mkdir -p "$logs"
 
-all="tier registered-rw fuzz e2e faults"
+all="tier registered-rw fuzz e2e faults net-faults"
 boots=${SMBD_CHECK_DEBUG_BOOTS:-$all}
 
-# boot <name> <scenario> <guest parameters>
+# boot <name> <scenario> <guest parameters> [pair.sh: two guests]
 # A hung task fails the boot in any case; hung_task_panic ends it there,
 # with every blocked task's stack on the console, instead of at the boot's
 # time limit.
@@ -37,7 +38,7 @@ boot() {
 		SMBD_VM_ARGS="smbd.samba=$samba hung_task_panic=1 $3" \
 		SMBD_VM_MEM=3072 \
 		SMBD_VM_TIMEOUT=${SMBD_VM_TIMEOUT:-3600} \
-		"$repo/tools/vm/run.sh" "$2" >"$logs/$1.log" 2>&1; then
+		"$repo/tools/vm/${4:-run.sh}" "$2" >"$logs/$1.log" 2>&1; then
 		touch "$logs/$1.passed"
 		echo "   passed in $(($(date +%s) - start)) s" >&2
 	else
@@ -54,6 +55,7 @@ boot fuzz tests/vm/tier.sh \
 	"smbd.tier=net-fuzz.sh,ioctl-fuzz.sh smbd.fuzz_conversations=600"
 boot e2e tests/e2e/guest.sh ""
 boot faults tests/e2e/faults.sh ""
+boot net-faults tests/e2e/net-faults.sh "" pair.sh
 
 # The figures, from the logs.
 field() { sed -n "s/.*$1 .*\\b$2=\\([^ ]*\\).*/\\1/p" "$logs"/*.log | head -n 1; }
@@ -71,7 +73,8 @@ echo "CHECK-DEBUG network fuzzing: $(field NETFUZZ conversations) conversations 
 echo "CHECK-DEBUG ioctl fuzzing: $(field IOCTLFUZZ ioctls) ioctls in $(field IOCTLFUZZ processes) processes x $(field IOCTLFUZZ threads) threads (seed $(field IOCTLFUZZ seed)), $(field IOCTLFUZZ forks) forks, result $(field IOCTLFUZZ result)"
 echo "CHECK-DEBUG e2e: ${e2e:-not run}"
 echo "CHECK-DEBUG faults: $(field 'FAULT summary' faults_injected) injected, soak: $(sed -n 's/^SOAK \(PASS\|FAIL\) //p' "$logs"/faults.log 2>/dev/null | head -n 1)"
-echo "CHECK-DEBUG data verified: $(field 'FAULT summary' data_verified_bytes) bytes in the faults and soak, mismatches $(field SOAK mismatches)"
+echo "CHECK-DEBUG network faults on two hosts: $(field 'NETEM summary' faults_injected) injected ($(field 'NETEM summary' by_kind)), soak: $(sed -n 's/^NETEM soak \(PASS\|FAIL\) //p' "$logs"/net-faults.log 2>/dev/null | head -n 1)"
+echo "CHECK-DEBUG data verified: $(field 'FAULT summary' data_verified_bytes) bytes in the faults and soak, mismatches $(field SOAK mismatches); $(field 'NETEM summary' data_verified_bytes) bytes in the network faults and soak, mismatches $(field 'NETEM soak' mismatches)"
 echo "CHECK-DEBUG kmemleak: $scans scans clean, $leaks with leaks"
 echo "CHECK-DEBUG kernel reports: $reports"
 # The figures above add up every boot's log, also those kept from an

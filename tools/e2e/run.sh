@@ -3,7 +3,8 @@
 # unmodified Linux cifs client, over soft-RoCE in a guest running the e2e
 # kernel (SMBD_E2E_KERNEL=debug: the debug kernel). Builds (or takes from
 # the caches) what prepare.sh does, then runs tests/e2e/guest.sh, or the
-# scenario given, there.
+# scenario given, there; with SMBD_E2E_PAIR=1, in the two guests of
+# tools/vm/pair.sh, the server's and the client's.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -11,8 +12,10 @@ paths=$("$here/prepare.sh" ${SMBD_E2E_KERNEL:-})
 kernel=$(echo "$paths" | sed -n 1p)
 samba=$(echo "$paths" | sed -n 2p)
 driver=$(echo "$paths" | sed -n 3p)
+runner=run.sh
+[ -z "${SMBD_E2E_PAIR:-}" ] || runner=pair.sh
 # SMBD_E2E_DRIVER=none: the scenario loads the module itself
 SMBD_VM_KERNEL=$kernel SMBD_VM_DRIVER=${SMBD_E2E_DRIVER:-$driver} \
 	SMBD_VM_ARGS="smbd.samba=$samba ${SMBD_E2E_ARGS:-}" \
 	SMBD_VM_TIMEOUT=${SMBD_VM_TIMEOUT:-1800} SMBD_VM_MEM=3072 \
-	"$repo/tools/vm/run.sh" "${1:-tests/e2e/guest.sh}"
+	"$repo/tools/vm/$runner" "${1:-tests/e2e/guest.sh}"

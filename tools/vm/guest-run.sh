@@ -27,7 +27,10 @@ export SMBD_REPO="$repo" SMBD_BUILD="$(arg smbd.build)" SMBD_ADDR=10.55.0.1 \
 	SMBD_TIER="$(arg smbd.tier | tr , ' ')" \
 	SMBD_FUZZ_CONVERSATIONS="$(arg smbd.fuzz_conversations)" \
 	SMBD_FUZZ_IOCTL_OPS="$(arg smbd.fuzz_ioctl_ops)" \
-	E2E_BIG_MB="$(arg smbd.e2e_big_mb)"
+	E2E_BIG_MB="$(arg smbd.e2e_big_mb)" \
+	E2E_NET_FAULTS="$(arg smbd.net_faults | tr , ' ')" \
+	E2E_NET_SECONDS="$(arg smbd.net_seconds)" \
+	E2E_SOAK_SECONDS="$(arg smbd.soak_seconds)"
 kmemleak=/sys/kernel/debug/kmemleak
 
 link() {
