@@ -54,8 +54,8 @@ on_server() {
 	srv_i=0
 	until [ -e "$SMBD_SHARED/rc.$srv_n" ]; do
 		srv_i=$((srv_i + 1))
-		[ $srv_i -lt 6000 ] || fail "the server did not answer: $1" ||
-			return 125
+		[ $srv_i -lt 6000 ] && [ ! -e "$SMBD_SHARED/server-exit" ] ||
+			fail "the server did not answer: $1" || return 125
 		sleep 0.1
 	done
 	cat "$SMBD_SHARED/out.$srv_n"
@@ -81,22 +81,26 @@ server_env() {
 # directory does it in a subshell.
 serve_client() {
 	n=1
+	# the client stops waiting for answers when this shell ends
+	trap 'touch "$SMBD_SHARED/server-exit"' EXIT
 	touch "$SMBD_SHARED/server-ready"
 	while :; do
 		req=$SMBD_SHARED/req.$n
 		if [ -e "$req" ]; then
 			cmd=$(cat "$req")
+			req_rc=0
 			if [ "${cmd##*; }" = end ]; then
 				: >"$SMBD_SHARED/out.$n"
-				echo 0 >"$SMBD_SHARED/rc.$n"
-				return 0
+			else
+				E2E_WHY=
+				eval "$cmd" >"$SMBD_SHARED/out.$n" 2>&1
+				req_rc=$?
+				[ $req_rc = 0 ] ||
+					echo "$E2E_WHY" >>"$SMBD_SHARED/out.$n"
 			fi
-			E2E_WHY=
-			eval "$cmd" >"$SMBD_SHARED/out.$n" 2>&1
-			req_rc=$?
-			[ $req_rc = 0 ] || echo "$E2E_WHY" >>"$SMBD_SHARED/out.$n"
 			echo $req_rc >"$SMBD_SHARED/rc.$n.new"
 			mv "$SMBD_SHARED/rc.$n.new" "$SMBD_SHARED/rc.$n"
+			[ "${cmd##*; }" != end ] || return 0
 			n=$((n + 1))
 		elif [ -e "$SMBD_SHARED/client-exit" ]; then
 			echo "the client ended without its last request" >&2
@@ -938,17 +942,20 @@ scenario() {
 	# the client reconnects transparently: a server that failed must not pass
 	reconnects0=$(dmesg | grep -c 'RDMA transport re-established')
 	set -- $(on_server "$TRAFFIC")
+	[ $# = 6 ] || fail "the server's counters: $*" || return 1
 	r0=$1 w0=$2 in0=$3 out0=$4 writes0=$5 replies0=$6
 	"$workload" || return 1
 	umount "$E2E_MNT" || fail "umount failed" || return 1
 	reconnects=$(( $(dmesg | grep -c 'RDMA transport re-established') - reconnects0 ))
 	[ "$reconnects" = 0 ] ||
 		fail "the client had to reconnect $reconnects times" || return 1
-	panic=$(on_server 'grep -m1 -A12 PANIC "$E2E_DIR/log/smbd.out" 2>/dev/null || true')
+	panic=$(on_server 'grep -m1 -A12 PANIC "$E2E_DIR/log/smbd.out" 2>/dev/null || true') ||
+		fail "no answer from the server" || return 1
 	[ -z "$panic" ] ||
 		fail "smbd panicked: $(echo "$panic" | grep -m1 smbdirect)" ||
 		return 1
 	set -- $(on_server "$TRAFFIC")
+	[ $# = 6 ] || fail "the server's counters: $*" || return 1
 	pulled=$(($1 - r0)) pushed=$(($2 - w0))
 	inline_in=$(($3 - in0)) inline_out=$(($4 - out0))
 	writes=$(($5 - writes0)) replies=$(($6 - replies0))
@@ -1052,7 +1059,7 @@ rdma_files() {
 		on_server '[ -f "$E2E_DIR/share/renamed" ] && [ ! -e "$E2E_DIR/share/big" ]' ||
 		fail "rename failed" || return 1
 	rm -r "$m/small" "$m/renamed" &&
-		[ -z "$(on_server 'ls "$E2E_DIR/share"')" ] ||
+		left=$(on_server 'ls "$E2E_DIR/share"') && [ -z "$left" ] ||
 		fail "delete failed" || return 1
 	E2E_WORK="big=${E2E_BIG_MB}MiB small=$E2E_SMALL writes=${E2E_WRITER:-cached}"
 }

@@ -8,9 +8,9 @@
 #   loss-1, loss-10  1 % or 10 % of the packets lost, for E2E_NET_SECONDS
 #   delay            20 ms of delay with 10 ms of jitter (which reorders)
 #   reorder          a quarter of the packets sent 10 ms ahead of the rest
-#   partition-10     every packet lost for 10 s: RDMA's retries outlast it
-#   partition-200    and for 200 s: both ends give the connection up, and
-#                    the client reconnects once the link is back
+#   partition-10     every packet lost for 10 s
+#   partition-200    and for 200 s, longer than either end waits for the
+#                    other: the client must reconnect once the link is back
 #   mtu              the link's MTU lowered on both hosts, from 1500 to
 #                    1000, below soft-RoCE's packets, then raised again
 # After each: every file the workers completed and files written before
@@ -74,8 +74,8 @@ fault_partition_10() { impair 10 loss 100%; }
 fault_partition_200() { impair 200 loss 100%; }
 
 # Soft-RoCE's packets of a 1024-byte path MTU (about 1090 bytes of IP,
-# sent with DF) no longer fit: the queue pairs made before fail, and new
-# ones take the port's new path MTU, 512.
+# sent with DF) no longer fit the link: what the queue pairs made before
+# send in full-sized packets is lost until the MTU is back.
 fault_mtu() {
 	ip link set smbd0 mtu 1000 || fail "setting the MTU failed" || return 1
 	out=$(on_server "ip link set smbd0 mtu 1000") ||
@@ -88,9 +88,8 @@ fault_mtu() {
 # Nothing stays in either kernel: the server's driver idle and kmemleak
 # (on the debug kernel) clean on both hosts.
 hosts_clean() {
-	out=$(on_server driver_idle) || fail "server: $out" || return 1
-	out=$(on_server "no_leaks net-$1") || fail "server: $out" || return 1
-	no_leaks "client-$1"
+	on_server driver_idle && on_server "no_leaks net-$1" &&
+		no_leaks "client-$1"
 }
 
 count_kind() { KINDS="$KINDS $1"; }

@@ -31,21 +31,8 @@ esac
 trap 'touch "$SMBD_SHARED/client-exit"' EXIT
 { await_server && test_data; } || { echo "E2E setup FAIL $E2E_WHY"; exit 1; }
 
-E2E_EXT4=1 run_scenario rdma-3.1.1 rdma_files "rdma,vers=3.1.1" 1 rdma
-E2E_CONF_EXTRA="	vfs objects = io_uring" \
-	run_scenario rdma-3.0.2-io-uring rdma_files "rdma,vers=3.0.2" 1 rdma
-run_scenario multichannel rdma_files \
-	"rdma,vers=3.1.1,multichannel,max_channels=2" 2 rdma
-E2E_IB_ON_IWARP=N E2E_CONN=roce:445 run_scenario rdma-445 rdma_files \
-	"rdma,vers=3.1.1" 1 rdma
-E2E_RDMA_CHANNELS=1 run_scenario windows-flow rdma_files \
-	"vers=3.1.1,multichannel,max_channels=2" 2 some
-E2E_ADDR=$SMBD_ADDR6 run_scenario ipv6 rdma_files "rdma,vers=3.1.1" 1 rdma
-E2E_SIGNING=mandatory E2E_WRITER=direct run_scenario signed rdma_files \
-	"rdma,vers=3.1.1" 1 inline
-E2E_SERVER=ksmbd run_scenario ksmbd-rdma-3.1.1 rdma_files "rdma,vers=3.1.1" 1 rdma
-E2E_SERVER=ksmbd E2E_SIGNING=mandatory E2E_WRITER=direct \
-	run_scenario ksmbd-signed rdma_files "rdma,vers=3.1.1" 1 inline
+cifs_scenarios
+ksmbd_scenarios
 
 echo "E2E summary $E2E_PASSED passed, $E2E_FAILED failed"
 on_server end >/dev/null

@@ -13,7 +13,10 @@ kernel=$(echo "$paths" | sed -n 1p)
 samba=$(echo "$paths" | sed -n 2p)
 driver=$(echo "$paths" | sed -n 3p)
 runner=run.sh
-[ -z "${SMBD_E2E_PAIR:-}" ] || runner=pair.sh
+if [ -n "${SMBD_E2E_PAIR:-}" ]; then
+	[ $# -eq 1 ] || { echo "SMBD_E2E_PAIR: name a scenario for two hosts (tests/e2e/pair.sh)" >&2; exit 2; }
+	runner=pair.sh
+fi
 # SMBD_E2E_DRIVER=none: the scenario loads the module itself
 SMBD_VM_KERNEL=$kernel SMBD_VM_DRIVER=${SMBD_E2E_DRIVER:-$driver} \
 	SMBD_VM_ARGS="smbd.samba=$samba ${SMBD_E2E_ARGS:-}" \
