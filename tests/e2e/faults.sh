@@ -174,22 +174,9 @@ soak() {
 	start_smbd auto && mount_share || return 1
 	kept_write || return 1
 	workers_start 3 || return 1
-	faults="kill-child stall netdev-drop kill-child rdma-link kill-master unload"
-	start=$(date +%s)
-	n=0
-	while [ $(($(date +%s) - start)) -lt "$SOAK_SECONDS" ]; do
-		sleep "$SOAK_EVERY"
-		set -- $faults
-		shift $((n % $#))
-		f=$1
-		FAULT_DID=
-		"fault_$(echo "$f" | tr - _)" || return 1
-		n=$((n + 1))
-		INJECTED=$((INJECTED + 1))
-		echo "SOAK fault $n at $(($(date +%s) - start)) s: $f ($FAULT_DID)"
-		wait_until 240 mount_serves ||
-			fail "the mount did not recover from $f" || return 1
-	done
+	soak_faults SOAK \
+		"kill-child stall netdev-drop kill-child rdma-link kill-master unload" ||
+		return 1
 	workers_stop
 	workers_verify || return 1
 	kept_verify || return 1
@@ -197,7 +184,7 @@ soak() {
 	stop_smbd
 	driver_idle && no_leaks soak || return 1
 	VERIFIED=$((VERIFIED + WORK_VERIFIED + KEPT_BYTES))
-	SOAK_DETAIL="seconds=$(($(date +%s) - start)) faults=$n ops=$WORK_OPS errors=$WORK_ERRORS verified_bytes=$WORK_VERIFIED mismatches=$WORK_MISMATCHES"
+	SOAK_DETAIL="seconds=$(($(date +%s) - SOAK_START)) faults=$SOAK_N ops=$WORK_OPS errors=$WORK_ERRORS verified_bytes=$WORK_VERIFIED mismatches=$WORK_MISMATCHES"
 }
 
 e2e_setup || { echo "FAULT setup FAIL $E2E_WHY"; exit 1; }

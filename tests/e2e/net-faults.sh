@@ -35,7 +35,6 @@ OPTS="rdma,vers=3.1.1"
 FAILED=0
 INJECTED=0
 VERIFIED=0
-KINDS=
 
 # netem <options>: the same impairment on both hosts' side of the link
 netem() {
@@ -92,8 +91,6 @@ hosts_clean() {
 		no_leaks "client-$1"
 }
 
-count_kind() { KINDS="$KINDS $1"; }
-
 net_fault() {
 	name=$1
 	E2E_WHY=
@@ -138,7 +135,7 @@ net_round() {
 	data_moves || return 1
 	"$1" || return 1
 	INJECTED=$((INJECTED + 1))
-	count_kind "$name"
+	KINDS="$KINDS $name"
 	# the client comes back by itself (a reconnect when RDMA gave up)
 	wait_until 300 mount_serves || fail "the mount did not recover" ||
 		return 1
@@ -158,30 +155,15 @@ soak() {
 	kept_write || return 1
 	workers_start 3 || return 1
 	data_moves || return 1
-	faults="loss-1 delay partition-10 reorder mtu loss-10"
-	start=$(date +%s)
-	n=0
-	while [ $(($(date +%s) - start)) -lt "$SOAK_SECONDS" ]; do
-		sleep "$SOAK_EVERY"
-		set -- $faults
-		shift $((n % $#))
-		f=$1
-		FAULT_DID=
-		"fault_$(echo "$f" | tr - _)" || return 1
-		n=$((n + 1))
-		INJECTED=$((INJECTED + 1))
-		count_kind "$f"
-		echo "NETEM soak fault $n at $(($(date +%s) - start)) s: $f ($FAULT_DID)"
-		wait_until 300 mount_serves ||
-			fail "the mount did not recover from $f" || return 1
-	done
+	soak_faults "NETEM soak" \
+		"loss-1 delay partition-10 reorder mtu loss-10" || return 1
 	workers_stop
 	workers_verify || return 1
 	kept_verify || return 1
 	umount "$E2E_MNT" || fail "umount failed" || return 1
 	hosts_clean soak || return 1
 	VERIFIED=$((VERIFIED + WORK_VERIFIED + KEPT_BYTES))
-	SOAK_DETAIL="seconds=$(($(date +%s) - start)) faults=$n ops=$WORK_OPS errors=$WORK_ERRORS verified_bytes=$WORK_VERIFIED mismatches=$WORK_MISMATCHES"
+	SOAK_DETAIL="seconds=$(($(date +%s) - SOAK_START)) faults=$SOAK_N ops=$WORK_OPS errors=$WORK_ERRORS verified_bytes=$WORK_VERIFIED mismatches=$WORK_MISMATCHES"
 }
 
 case ${SMBD_ROLE:-} in

@@ -8,6 +8,8 @@
 # write of it succeeds.
 WORK_DIR=$E2E_DIR/work
 WORKER_PIDS=
+# the names of the faults injected, one per injection
+KINDS=
 
 workers_setup() {
 	mkdir -p "$WORK_DIR"
@@ -182,4 +184,27 @@ driver_idle() {
 	[ "$(counter rdma_inflight)" = 0 ] ||
 		fail "$(counter rdma_inflight) RDMA operations stayed in flight" ||
 		return 1
+}
+
+# soak_faults <label> <faults>: one of the faults (fault_<name>, in turn)
+# every SOAK_EVERY seconds until SOAK_SECONDS have passed, each followed by
+# the mount's recovery; counts them in INJECTED, SOAK_N and KINDS.
+soak_faults() {
+	soak_label=$1 soak_list=$2
+	SOAK_START=$(date +%s)
+	SOAK_N=0
+	while [ $(($(date +%s) - SOAK_START)) -lt "$SOAK_SECONDS" ]; do
+		sleep "$SOAK_EVERY"
+		set -- $soak_list
+		shift $((SOAK_N % $#))
+		f=$1
+		FAULT_DID=
+		"fault_$(echo "$f" | tr - _)" || return 1
+		SOAK_N=$((SOAK_N + 1))
+		INJECTED=$((INJECTED + 1))
+		KINDS="$KINDS $f"
+		echo "$soak_label fault $SOAK_N at $(($(date +%s) - SOAK_START)) s: $f ($FAULT_DID)"
+		wait_until 300 mount_serves ||
+			fail "the mount did not recover from $f" || return 1
+	done
 }
