@@ -24,12 +24,6 @@ E2E_BIG_MB=${E2E_BIG_MB:-16}
 . "$SMBD_REPO/tests/e2e/lib.sh"
 . "$SMBD_REPO/tests/e2e/workers.sh"
 
-SOAK_SECONDS=${E2E_SOAK_SECONDS:-240}
-SOAK_EVERY=${E2E_SOAK_EVERY:-40}
-OPTS="rdma,vers=3.1.1"
-FAILED=0
-INJECTED=0
-VERIFIED=0
 
 # the pid of the smbd child that owns a connection of the driver
 owner_child() {
@@ -159,10 +153,7 @@ fault_round() {
 	wait_until 240 mount_serves || fail "the mount did not recover" ||
 		return 1
 	sleep 5
-	workers_stop
-	workers_verify || return 1
-	kept_verify || return 1
-	umount "$E2E_MNT" || fail "umount failed" || return 1
+	work_verified || return 1
 	stop_smbd
 	driver_idle && no_leaks "$name" || return 1
 	VERIFIED=$((VERIFIED + WORK_VERIFIED + KEPT_BYTES))
@@ -177,10 +168,7 @@ soak() {
 	soak_faults SOAK \
 		"kill-child stall netdev-drop kill-child rdma-link kill-master unload" ||
 		return 1
-	workers_stop
-	workers_verify || return 1
-	kept_verify || return 1
-	umount "$E2E_MNT" || fail "umount failed" || return 1
+	work_verified || return 1
 	stop_smbd
 	driver_idle && no_leaks soak || return 1
 	VERIFIED=$((VERIFIED + WORK_VERIFIED + KEPT_BYTES))

@@ -29,12 +29,6 @@ set -u
 . "$SMBD_REPO/tests/e2e/workers.sh"
 
 SECONDS_EACH=${E2E_NET_SECONDS:-30}
-SOAK_SECONDS=${E2E_SOAK_SECONDS:-240}
-SOAK_EVERY=${E2E_SOAK_EVERY:-40}
-OPTS="rdma,vers=3.1.1"
-FAILED=0
-INJECTED=0
-VERIFIED=0
 
 # netem <options>: the same impairment on both hosts' side of the link
 netem() {
@@ -140,10 +134,7 @@ net_round() {
 	wait_until 300 mount_serves || fail "the mount did not recover" ||
 		return 1
 	sleep 5
-	workers_stop
-	workers_verify || return 1
-	kept_verify || return 1
-	umount "$E2E_MNT" || fail "umount failed" || return 1
+	work_verified || return 1
 	hosts_clean "$name" || return 1
 	VERIFIED=$((VERIFIED + WORK_VERIFIED + KEPT_BYTES))
 	WORK_DETAIL="; workers ops=$WORK_OPS errors=$WORK_ERRORS verified=$WORK_VERIFIED"
@@ -157,10 +148,7 @@ soak() {
 	data_moves || return 1
 	soak_faults "NETEM soak" \
 		"loss-1 delay partition-10 reorder mtu loss-10" || return 1
-	workers_stop
-	workers_verify || return 1
-	kept_verify || return 1
-	umount "$E2E_MNT" || fail "umount failed" || return 1
+	work_verified || return 1
 	hosts_clean soak || return 1
 	VERIFIED=$((VERIFIED + WORK_VERIFIED + KEPT_BYTES))
 	SOAK_DETAIL="seconds=$(($(date +%s) - SOAK_START)) faults=$SOAK_N ops=$WORK_OPS errors=$WORK_ERRORS verified_bytes=$WORK_VERIFIED mismatches=$WORK_MISMATCHES"

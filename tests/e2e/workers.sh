@@ -8,8 +8,16 @@
 # write of it succeeds.
 WORK_DIR=$E2E_DIR/work
 WORKER_PIDS=
-# the names of the faults injected, one per injection
+# what the mount asks for (mount_share)
+OPTS="rdma,vers=3.1.1"
+SOAK_SECONDS=${E2E_SOAK_SECONDS:-240}
+SOAK_EVERY=${E2E_SOAK_EVERY:-40}
+# the rounds that failed, the faults injected (and their names, one per
+# injection), the bytes verified
+FAILED=0
+INJECTED=0
 KINDS=
+VERIFIED=0
 
 workers_setup() {
 	mkdir -p "$WORK_DIR"
@@ -110,6 +118,15 @@ workers_verify() {
 			fail "work/$f read back is not slice $k" || return 1
 		WORK_VERIFIED=$((WORK_VERIFIED + 2 * $(stat -c %s "$WORK_DIR/slice$k")))
 	done <"$WORK_DIR/expect"
+}
+
+# After a fault: the workers stopped, their files and the kept ones
+# verified, the mount gone.
+work_verified() {
+	workers_stop
+	workers_verify || return 1
+	kept_verify || return 1
+	umount "$E2E_MNT" || fail "umount failed"
 }
 
 # Files written before a fault, verified after it.
