@@ -99,6 +99,7 @@ e2e: setup
 	$(MAKE) --no-print-directory build >/dev/null
 	SMBD_BUILD=$(abspath $(BUILD)) tools/e2e/run.sh
 	$(MAKE) --no-print-directory deb
+	tools/packaging/deps.sh $(BUILD)/deb
 	SMBD_BUILD=$(abspath $(BUILD)) SMBD_E2E_DRIVER=none \
 		tools/e2e/run.sh tests/e2e/packages.sh
 
