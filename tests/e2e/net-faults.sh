@@ -88,6 +88,7 @@ hosts_clean() {
 net_fault() {
 	name=$1
 	E2E_WHY=
+	client_usable "NETEM $name" || return
 	FAULT_DID=
 	before=$(on_server disconnects)
 	if net_round "fault_$(echo "$name" | tr - _)"; then
@@ -101,18 +102,19 @@ net_fault() {
 }
 
 net_diagnose() {
-	on_server 'tail -n 20 "$E2E_DIR/log/smbd.out"; cat /sys/kernel/debug/smbdirect/connections' |
+	on_server 'tail -n 20 "$E2E_DIR/log/smbd.out"
+		cat /sys/kernel/debug/smbdirect/connections
+		rdma res show qp; rdma statistic show' |
 		sed 's/^/  server: /'
 	tc qdisc show dev smbd0 | sed 's/^/  tc: /'
-	grep -A3 -i smbdirect /proc/fs/cifs/DebugData | sed 's/^/  cifs: /'
+	client_state | sed 's/^/  client: /'
 	dmesg | tail -n 40 | sed 's/^/  kernel: /'
 }
 
 net_cleanup() {
 	workers_stop
 	link_clear
-	mountpoint -q "$E2E_MNT" && umount -f "$E2E_MNT" 2>/dev/null
-	mountpoint -q "$E2E_MNT" && umount -l "$E2E_MNT"
+	unmount_share
 	on_server 'rm -rf "${E2E_DIR:?}/share/"*' >/dev/null
 }
 
@@ -131,8 +133,7 @@ net_round() {
 	INJECTED=$((INJECTED + 1))
 	KINDS="$KINDS $name"
 	# the client comes back by itself (a reconnect when RDMA gave up)
-	wait_until 300 mount_serves || fail "the mount did not recover" ||
-		return 1
+	mount_recovers 300 || return 1
 	sleep 5
 	work_verified || return 1
 	hosts_clean "$name" || return 1
@@ -157,12 +158,12 @@ soak() {
 case ${SMBD_ROLE:-} in
 server)
 	e2e_setup || { echo "NETEM server setup FAIL $E2E_WHY"; exit 1; }
-	start_smbd auto || { echo "NETEM server setup FAIL $E2E_WHY"; exit 1; }
+	start_server auto || { echo "NETEM server setup FAIL $E2E_WHY"; exit 1; }
 	rc=0
 	serve_client || rc=1
 	! grep -q PANIC "$E2E_DIR/log/smbd.out" ||
 		{ echo "smbd panicked"; grep -m1 -A12 PANIC "$E2E_DIR/log/smbd.out"; rc=1; }
-	stop_smbd
+	stop_server
 	driver_idle && no_leaks net-faults-end ||
 		{ echo "after smbd stopped: $E2E_WHY"; rc=1; }
 	exit $rc
@@ -180,7 +181,7 @@ workers_setup
 for f in ${E2E_NET_FAULTS:-loss-1 loss-10 delay reorder mtu partition-10 partition-200}; do
 	net_fault "$f"
 done
-if [ "$SOAK_SECONDS" -gt 0 ]; then
+if [ "$SOAK_SECONDS" -gt 0 ] && client_usable "NETEM soak"; then
 	if soak; then
 		echo "NETEM soak PASS $SOAK_DETAIL"
 	else
@@ -192,7 +193,9 @@ if [ "$SOAK_SECONDS" -gt 0 ]; then
 fi
 # the same module and smbd serve once more
 E2E_WHY=
-if mount_share && rdma_files; then
+if ! client_usable "NETEM after-all"; then
+	:
+elif mount_share && rdma_files; then
 	echo "NETEM after-all PASS the same module serves: $E2E_WORK"
 else
 	FAILED=$((FAILED + 1))

@@ -12,6 +12,11 @@ WORKER_PIDS=
 OPTS="rdma,vers=3.1.1"
 SOAK_SECONDS=${E2E_SOAK_SECONDS:-240}
 SOAK_EVERY=${E2E_SOAK_EVERY:-40}
+# how long a worker may take to end its step once told to stop; one that
+# takes longer is stuck in the client's kernel, and so is the client
+STUCK_SECONDS=300
+CLIENT_STUCK=
+WORKERS=0
 # the rounds that failed, the faults injected (and their names, one per
 # injection), the bytes verified
 FAILED=0
@@ -65,11 +70,12 @@ worker() {
 		fi
 		n=$((n + 1))
 	done
+	touch "$WORK_DIR/done$1"
 }
 
 # workers_start <count>
 workers_start() {
-	rm -f "$WORK_DIR/stop" "$WORK_DIR"/log*
+	rm -f "$WORK_DIR/stop" "$WORK_DIR"/log* "$WORK_DIR"/done*
 	mkdir -p "$E2E_MNT/work" || fail "mkdir on the mount failed" || return 1
 	WORKER_PIDS=
 	j=0
@@ -79,13 +85,29 @@ workers_start() {
 		WORKER_PIDS="$WORKER_PIDS $!"
 		j=$((j + 1))
 	done
+	WORKERS=$1
 }
 
+# workers_gone: every worker left its loop
+workers_gone() {
+	set -- "$WORK_DIR"/done*
+	[ -e "$1" ] && [ $# = "$WORKERS" ]
+}
+
+# Each worker ends its step and leaves. One whose step never returns (a
+# request the client's kernel never completes) is left behind and
+# reported, not waited for.
 workers_stop() {
 	[ -n "$WORKER_PIDS" ] || return 0
 	touch "$WORK_DIR/stop"
 	# shellcheck disable=SC2086 # a list of pids
 	kill -CONT $WORKER_PIDS 2>/dev/null
+	if ! wait_until "$STUCK_SECONDS" workers_gone; then
+		WORKER_PIDS=
+		CLIENT_STUCK=1
+		fail "workers stuck in the client's kernel for $STUCK_SECONDS s" ||
+			return 1
+	fi
 	for p in $WORKER_PIDS; do wait "$p" 2>/dev/null; done
 	WORKER_PIDS=
 }
@@ -177,6 +199,61 @@ mount_serves() {
 		[ "$(cat "$E2E_MNT/probe" 2>/dev/null)" = probe ]
 }
 
+# mount_recovers <seconds>: the mount serves within that time. The probe
+# runs aside, so that one the client's kernel never answers ends the wait
+# (and the run's use of this client) instead of the run.
+mount_recovers() {
+	rm -f "$WORK_DIR/serves"
+	(until mount_serves; do sleep 0.2; done; touch "$WORK_DIR/serves") &
+	probe=$!
+	if wait_until "$1" '[ -e "$WORK_DIR/serves" ]'; then
+		wait "$probe"
+		return 0
+	fi
+	kill "$probe" 2>/dev/null
+	[ -z "$(asleep_in_kernel)" ] || CLIENT_STUCK=1
+	fail "the mount did not serve within $1 s"
+}
+
+# client_usable <line's name>: what follows may use the client. Once its
+# kernel is stuck, that is the line's failure.
+client_usable() {
+	[ -z "$CLIENT_STUCK" ] && return 0
+	FAILED=$((FAILED + 1))
+	echo "$1 FAIL not run: the client's kernel is stuck"
+	return 1
+}
+
+# The mount gone. On a stuck client anything that looks at the mount
+# joins the stuck tasks: it is only detached.
+unmount_share() {
+	if [ -n "$CLIENT_STUCK" ]; then
+		umount -l "$E2E_MNT" 2>/dev/null
+	else
+		mountpoint -q "$E2E_MNT" && umount -f "$E2E_MNT" 2>/dev/null
+		mountpoint -q "$E2E_MNT" && umount -l "$E2E_MNT"
+	fi
+	true
+}
+
+# the client's tasks in uninterruptible sleep
+asleep_in_kernel() {
+	grep -l '^State:.*D' /proc/[0-9]*/status 2>/dev/null | sed 's,/status,,'
+}
+
+# What the client holds when it stops answering: its tasks asleep in the
+# kernel and where, the SMB Direct transport cifs reports, and the queue
+# pairs and counters of its RDMA device.
+client_state() {
+	for d in $(asleep_in_kernel); do
+		echo "task ${d#/proc/} $(cat "$d/comm" 2>/dev/null):" \
+			"$(head -n 6 "$d/stack" 2>/dev/null | awk '{printf "%s ", $2}')"
+	done
+	timeout 10 grep -A16 '^SMBDirect' /proc/fs/cifs/DebugData
+	rdma res show qp
+	rdma statistic show
+}
+
 disconnects() {
 	for f in "$COUNTERS"/disconnect_*; do
 		printf '%s=%s ' "${f##*/disconnect_}" "$(cat "$f")"
@@ -221,7 +298,7 @@ soak_faults() {
 		INJECTED=$((INJECTED + 1))
 		KINDS="$KINDS $f"
 		echo "$soak_label fault $SOAK_N at $(($(date +%s) - SOAK_START)) s: $f ($FAULT_DID)"
-		wait_until 300 mount_serves ||
+		mount_recovers 300 ||
 			fail "the mount did not recover from $f" || return 1
 	done
 }

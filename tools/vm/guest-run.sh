@@ -30,7 +30,8 @@ export SMBD_REPO="$repo" SMBD_BUILD="$(arg smbd.build)" SMBD_ADDR=10.55.0.1 \
 	E2E_BIG_MB="$(arg smbd.e2e_big_mb)" \
 	E2E_NET_FAULTS="$(arg smbd.net_faults | tr , ' ')" \
 	E2E_NET_SECONDS="$(arg smbd.net_seconds)" \
-	E2E_SOAK_SECONDS="$(arg smbd.soak_seconds)"
+	E2E_SOAK_SECONDS="$(arg smbd.soak_seconds)" \
+	E2E_SERVER="$(arg smbd.e2e_server)"
 kmemleak=/sys/kernel/debug/kmemleak
 
 link() {
