@@ -129,13 +129,14 @@ diagnose() {
 }
 
 cleanup_round() {
+	# the link and device first: workers finish their step only with them
+	ip link set smbd0 up
+	rdma link show | grep -q 'link rxe0/' ||
+		rdma link add rxe0 type rxe netdev smbd0
 	workers_stop
 	unmount_share
 	stop_smbd
 	pkill -9 -x smbd 2>/dev/null
-	ip link set smbd0 up
-	rdma link show | grep -q 'link rxe0/' ||
-		rdma link add rxe0 type rxe netdev smbd0
 	rm -rf "${E2E_DIR:?}/share/"*
 }
 

@@ -112,8 +112,9 @@ net_diagnose() {
 }
 
 net_cleanup() {
-	workers_stop
+	# the link first: workers finish their step only on a working link
 	link_clear
+	workers_stop
 	unmount_share
 	on_server 'rm -rf "${E2E_DIR:?}/share/"*' >/dev/null
 }
