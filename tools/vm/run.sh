@@ -91,9 +91,12 @@ known='failed to drain recv queue.*smbd_destroy'
 known="$known|KASAN: slab-out-of-bounds in rxe_mr_copy.*Read of size 8 .*0 bytes to the right of.* [0-9]+-byte region"
 problems=$(cat "$work/out/dmesg" "$work/console.log" "$work/out/kmemleak" \
 	2>/dev/null |
-	awk -v known="$known" '
+	awk -v known="$known" -v reports="$work/out/reports" '
 		function flush() {
-			if (block !~ known) printf "%s", block
+			if (block !~ known) {
+				printf "%s", block
+				printf "%s", block >reports
+			}
 			inblock = ""
 		}
 		{ sub(/\r$/, "") }	# the serial console ends lines with CR LF
@@ -112,6 +115,8 @@ problems=$(cat "$work/out/dmesg" "$work/console.log" "$work/out/kmemleak" \
 if [ -n "$problems" ]; then
 	echo "vm: the kernel reported a problem:" >&2
 	echo "$problems" >&2
+	# the first reports whole: which code, from where
+	head -n 80 "$work/out/reports" 2>/dev/null >&2 || true
 	rc=splat
 fi
 if [ "$rc" != 0 ]; then
