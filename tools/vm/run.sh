@@ -43,10 +43,12 @@ cp "$here/initramfs-init" "$work/initramfs/init"
 (cd "$work/initramfs" && find . | busybox cpio -o -H newc 2>/dev/null) |
 	gzip -1 >"$work/initramfs.gz"
 
-# TCG: this machine's /dev/kvm runs only special guests
+# TCG: this machine's /dev/kvm runs only special guests. --foreground:
+# QEMU stays in this script's process group, which pair.sh's cleanup (and
+# a terminal's ^C) signals; timeout would otherwise make a group of its own.
 boot() {
 	# shellcheck disable=SC2086 # the network options are split on purpose
-	timeout "${SMBD_VM_TIMEOUT:-300}" qemu-system-x86_64 -machine accel=tcg \
+	timeout --foreground "${SMBD_VM_TIMEOUT:-300}" qemu-system-x86_64 -machine accel=tcg \
 		-m "${SMBD_VM_MEM:-2048}" -smp 2 -nographic -no-reboot \
 		${SMBD_VM_NIC:--nic none} \
 		-kernel "$image" -initrd "$work/initramfs.gz" \
