@@ -14,10 +14,15 @@ logs=$(mktemp -d)
 server= client=
 # each side in a process group of its own: its QEMU goes with it
 stop() {
-	for p in $server $client; do kill -TERM -- "-$p" 2>/dev/null || true; done
+	# (dash's kill takes no "--": a negative PID names the group)
+	for p in $server $client; do kill -TERM "-$p" 2>/dev/null || true; done
 	rm -rf "$shared" "$logs"
 }
 trap stop EXIT
+# a signal ends the script through its EXIT trap (sh runs it on exit only)
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 listening() {
 	hex=$(printf '%04X' "$1")
 	awk -v p=":$hex" '$2 ~ p"$" && $4 == "0A"' /proc/net/tcp | grep -q .
