@@ -66,13 +66,18 @@ std::string rdma_link_name()
     return l.substr(0, l.find(' '));
 }
 
-std::string listeners()
+namespace {
+std::string debugfs(const char *name)
 {
-    std::ifstream f("/sys/kernel/debug/smbdirect/listeners");
+    std::ifstream f(std::string("/sys/kernel/debug/smbdirect/") + name);
     std::stringstream ss;
     ss << f.rdbuf();
     return ss.str();
 }
+} // namespace
+
+std::string listeners() { return debugfs("listeners"); }
+std::string connections() { return debugfs("connections"); }
 
 Counters Counters::now()
 {

@@ -43,8 +43,9 @@ std::string server_addr6();
 // and its name, the first word.
 std::string rdma_link();
 std::string rdma_link_name();
-// The driver's listeners, as debugfs lists them.
+// The driver's listeners and connections, as debugfs lists them.
 std::string listeners();
+std::string connections();
 
 // Every counter under /sys/class/misc/smbd/counters at one moment.
 class Counters {

@@ -8,7 +8,6 @@
 #include <rdma/rdma_cma.h>
 
 #include <fstream>
-#include <sstream>
 
 #include <libsmbd.h>
 
@@ -22,19 +21,6 @@ using smbd::client::kIwarpPort;
 using smbd::client::kPortByTransport;
 
 constexpr uint64_t kSession = 0x4455000000000001ull;
-
-std::string read_file(const std::string &path)
-{
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
-std::string connections()
-{
-    return read_file("/sys/kernel/debug/smbdirect/connections");
-}
 
 // "" when the driver's connection list has a connection of @transport on
 // the guest's address and @port, else what it has.

@@ -427,6 +427,26 @@ class OthersAside : public smbd::client::IoPath {
     uint64_t first_;
 };
 
+// No connection holds a PDU whose send has not completed.
+bool nothing_held(std::chrono::milliseconds timeout)
+{
+    auto until = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        const std::string list = connections();
+        size_t at = 0;
+        bool held = false;
+        while ((at = list.find(" send_held=", at)) != std::string::npos) {
+            at += sizeof(" send_held=") - 1;
+            held = held || list.compare(at, 2, "0 ") != 0;
+        }
+        if (!held)
+            return true;
+        if (std::chrono::steady_clock::now() > until)
+            return false;
+        std::this_thread::sleep_for(20ms);
+    }
+}
+
 // A client that grants no credits while READs answered inline fill the
 // connection's send queue to its bound: the next response is refused
 // (EAGAIN to the responder's SEND_PDU), and so is a READ's over RDMA
@@ -459,6 +479,11 @@ TEST_P(Rdma, ResponsesBeyondAFullSendQueueWaitForItsRoom)
     auto wrote = (*io)->finish(kIoTimeout);
     ASSERT_TRUE(wrote) << wrote.error().message;
     ASSERT_EQ(wrote->status, 0u);
+    // The WRITE's response stays charged until the server sees its send
+    // complete, which may come after the client read it: eight responses
+    // fill the bound exactly only once it is gone (else the eighth is
+    // refused, and the READ's reply fits when it goes).
+    EXPECT_TRUE(nothing_held(kIoTimeout)) << connections();
 
     c->set_repost_receives(false);
     for (uint32_t n = 0; n < kInline; n++) {
