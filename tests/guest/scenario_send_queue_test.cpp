@@ -31,10 +31,15 @@ struct HeldPeer {
     std::atomic<uint64_t> received{0};
     PeerResult result;
 
-    explicit HeldPeer(PeerOptions opt = {})
+    explicit HeldPeer(PeerOptions opt = {}) : opt_(std::move(opt))
     {
-        opt.connect.receive_credit_max = 4;
-        result = peer([this, opt]() -> std::string {
+        opt_.connect.receive_credit_max = 4;
+    }
+
+    // Connects: once the master listens, or it would be refused.
+    void start()
+    {
+        result = peer([this, opt = opt_]() -> std::string {
             auto c = negotiated_client(opt);
             if (!c)
                 return "connect and negotiate: " + c.error().message;
@@ -76,6 +81,9 @@ struct HeldPeer {
         leave = true;
         done = true;
     }
+
+  private:
+    PeerOptions opt_;
 };
 
 // The master's file with @peer's channel adopted and confirmed: its id.
@@ -86,6 +94,7 @@ uint64_t adopt(Device &master, HeldPeer &peer)
     params.credit_timeout_ms = 60000;
     EXPECT_EQ(master.set_params(params), 0);
     EXPECT_EQ(master.register_session(kSession), 0);
+    peer.start();
     auto channel = next_event(master);
     if (!channel || channel->type() != SMBD_EVENT_NEW_CHANNEL) {
         ADD_FAILURE() << "no NEW_CHANNEL; the peer: " << verdict(peer.result);
