@@ -15,6 +15,27 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 SMBD_BUILD=${SMBD_BUILD:-$repo/build}
 export SMBD_BUILD
+# the boots, the longest first
+all="net-faults e2e faults tier fuzz registered-rw"
+boots=${SMBD_CHECK_DEBUG_BOOTS:-$all}
+
+# The boots run in SMBD_CHECK_DEBUG_JOBS lanes at once (default 2): most
+# of a boot's time is its tests waiting out the timeouts they test, which
+# a second guest fills. Each lane takes the next boot not yet taken; a
+# boot's progress is printed when it ends.
+jobs=${SMBD_CHECK_DEBUG_JOBS:-2}
+case $jobs in
+''|*[!0-9]*|0*)
+	echo "check-debug: SMBD_CHECK_DEBUG_JOBS is a number of boots, 1 or more, not '$jobs'" >&2
+	exit 2 ;;
+esac
+for b in $boots; do
+	case " $all " in *" $b "*) ;; *)
+		echo "check-debug: no boot '$b' (the boots: $all)" >&2
+		exit 2 ;;
+	esac
+done
+
 paths=$("$here/prepare.sh" debug) || exit 1
 kernel=$(echo "$paths" | sed -n 1p)
 samba=$(echo "$paths" | sed -n 2p)
@@ -22,40 +43,72 @@ driver=$(echo "$paths" | sed -n 3p)
 logs=$SMBD_BUILD/check-debug
 mkdir -p "$logs"
 
-all="tier registered-rw fuzz e2e faults net-faults"
-boots=${SMBD_CHECK_DEBUG_BOOTS:-$all}
+# spec <name>: the boot's scenario, guest parameters and runner (pair.sh
+# boots two guests)
+spec() {
+	runner=run.sh params=
+	case $1 in
+	tier)
+		scenario=tests/vm/tier.sh
+		params=smbd.tier=ioctl.sh,install.sh,responder.sh,unload.sh,rdma-kill.sh,scenarios.sh ;;
+	# ib_core is built into the debug kernel: force_mr comes from the boot
+	registered-rw)
+		scenario=tests/vm/tier.sh
+		params="smbd.tier=registered-rw.sh ib_core.force_mr=1" ;;
+	fuzz)
+		scenario=tests/vm/tier.sh
+		params="smbd.tier=net-fuzz.sh,ioctl-fuzz.sh smbd.fuzz_conversations=600" ;;
+	e2e) scenario=tests/e2e/guest.sh ;;
+	faults) scenario=tests/e2e/faults.sh ;;
+	net-faults) scenario=tests/e2e/net-faults.sh runner=pair.sh ;;
+	esac
+}
 
-# boot <name> <scenario> <guest parameters> [pair.sh: two guests]
+# boot <name>
 # A hung task fails the boot in any case; hung_task_panic ends it there,
 # with every blocked task's stack on the console, instead of at the boot's
 # time limit.
 boot() {
-	case " $boots " in *" $1 "*) ;; *) return 0 ;; esac
-	echo "== check-debug: $1" >&2
+	spec "$1"
 	rm -f "$logs/$1.log" "$logs/$1.passed"
 	start=$(date +%s)
 	if SMBD_VM_KERNEL=$kernel SMBD_VM_DRIVER=$driver \
-		SMBD_VM_ARGS="smbd.samba=$samba hung_task_panic=1 $3" \
+		SMBD_VM_ARGS="smbd.samba=$samba hung_task_panic=1 $params" \
 		SMBD_VM_MEM=3072 \
 		SMBD_VM_TIMEOUT=${SMBD_VM_TIMEOUT:-3600} \
-		"$repo/tools/vm/${4:-run.sh}" "$2" >"$logs/$1.log" 2>&1; then
+		"$repo/tools/vm/$runner" "$scenario" >"$logs/$1.log" 2>&1; then
 		touch "$logs/$1.passed"
-		echo "   passed in $(($(date +%s) - start)) s" >&2
+		echo "== check-debug: $1 passed in $(($(date +%s) - start)) s" >&2
 	else
-		echo "   FAILED after $(($(date +%s) - start)) s:" >&2
-		tail -n 60 "$logs/$1.log" >&2
+		{
+			echo "== check-debug: $1 FAILED after $(($(date +%s) - start)) s:"
+			tail -n 60 "$logs/$1.log"
+		} >&2
 	fi
 }
 
-boot tier tests/vm/tier.sh \
-	smbd.tier=ioctl.sh,install.sh,responder.sh,unload.sh,rdma-kill.sh,scenarios.sh
-# ib_core is built into the debug kernel: force_mr comes from the boot
-boot registered-rw tests/vm/tier.sh "smbd.tier=registered-rw.sh ib_core.force_mr=1"
-boot fuzz tests/vm/tier.sh \
-	"smbd.tier=net-fuzz.sh,ioctl-fuzz.sh smbd.fuzz_conversations=600"
-boot e2e tests/e2e/guest.sh ""
-boot faults tests/e2e/faults.sh ""
-boot net-faults tests/e2e/net-faults.sh "" pair.sh
+# lane: boots the next boot no lane has taken (mkdir is atomic) until none
+# is left
+claims=$(mktemp -d)
+trap 'rm -rf "$claims"' EXIT
+lane() {
+	for b in $all; do
+		case " $boots " in *" $b "*) ;; *) continue ;; esac
+		mkdir "$claims/$b" 2>/dev/null || continue
+		boot "$b"
+	done
+}
+echo "== check-debug: $boots, $jobs at a time" >&2
+run_start=$(date +%s)
+lanes=
+i=0
+while [ $i -lt "$jobs" ]; do
+	lane &
+	lanes="$lanes $!"
+	i=$((i + 1))
+done
+# shellcheck disable=SC2086 # one pid each
+wait $lanes
 
 # The figures, from the logs.
 field() { sed -n "s/.*$1 .*\\b$2=\\([^ ]*\\).*/\\1/p" "$logs"/*.log | head -n 1; }
@@ -91,6 +144,7 @@ for b in $all; do
 	status="$status${status:+, }$b $r"
 done
 echo "CHECK-DEBUG boots: $status"
+echo "CHECK-DEBUG wall time: $(($(date +%s) - run_start)) s, $jobs boots at a time"
 if [ -n "$failed" ]; then
 	echo "CHECK-DEBUG FAILED:$failed (logs in $logs)"
 	exit 1
