@@ -335,6 +335,11 @@ void smb2_negotiate_decide(const struct smb2_negotiate_policy *policy,
 	    (policy->capabilities & SMB2_GLOBAL_CAP_MULTI_CHANNEL) &&
 	    (req->capabilities & SMB2_GLOBAL_CAP_MULTI_CHANNEL))
 		caps |= SMB2_GLOBAL_CAP_MULTI_CHANNEL;
+	/* Samba 4.22 grants it ("smb3 directory leases"); 4.17 never asks */
+	if (d >= SMB2_DIALECT_300 &&
+	    (policy->capabilities & SMB2_GLOBAL_CAP_DIRECTORY_LEASING) &&
+	    (req->capabilities & SMB2_GLOBAL_CAP_DIRECTORY_LEASING))
+		caps |= SMB2_GLOBAL_CAP_DIRECTORY_LEASING;
 
 	out->posix_context = d == SMB2_DIALECT_311 &&
 			     policy->posix_extensions && req->posix;

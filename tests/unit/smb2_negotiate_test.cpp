@@ -1177,15 +1177,50 @@ TEST(Smb2NegotiateDecide, DfsAndSecurityModeComeFromPolicy)
     EXPECT_FALSE(decide(p, r).capabilities & SMB2_GLOBAL_CAP_DFS);
 }
 
-TEST(Smb2NegotiateDecide, CapabilitiesSambaLacksAreNeverGranted)
+TEST(Smb2NegotiateDecide, PersistentHandlesAreNeverGranted)
 {
-    // smbd 4.17 never announces persistent handles or directory leases
+    // no smbd announces persistent handles (no continuous availability)
     smb2_negotiate_policy p = samba_policy();
-    p.capabilities |=
-        SMB2_GLOBAL_CAP_PERSISTENT_HANDLES | SMB2_GLOBAL_CAP_DIRECTORY_LEASING;
-    smb2_negotiated out = decide(p, NegReq{});
-    EXPECT_FALSE(out.capabilities & (SMB2_GLOBAL_CAP_PERSISTENT_HANDLES |
-                                     SMB2_GLOBAL_CAP_DIRECTORY_LEASING));
+    p.capabilities |= SMB2_GLOBAL_CAP_PERSISTENT_HANDLES;
+    NegReq r;
+    r.capabilities |= SMB2_GLOBAL_CAP_PERSISTENT_HANDLES;
+    EXPECT_FALSE(decide(p, r).capabilities &
+                 SMB2_GLOBAL_CAP_PERSISTENT_HANDLES);
+}
+
+TEST(Smb2NegotiateDecide, DirectoryLeasingWhenPolicyClientAndSmb3Agree)
+{
+    // smbd 4.22, smb2_negprot.c: from SMB 3.0, when the client offers it
+    // and "smb3 directory leases" is on; 4.17's policy never has the bit
+    struct Case {
+        bool policy, client;
+        uint16_t dialect;
+        bool want;
+    } cases[] = {
+        {true, true, SMB2_DIALECT_311, true},
+        {true, true, SMB2_DIALECT_300, true},
+        {true, true, SMB2_DIALECT_210, false},
+        {true, false, SMB2_DIALECT_311, false},
+        {false, true, SMB2_DIALECT_311, false},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(testing::Message() << c.policy << c.client << " 0x"
+                                        << std::hex << c.dialect);
+        smb2_negotiate_policy p = samba_policy();
+        p.min_dialect = SMB2_DIALECT_210;
+        if (c.policy)
+            p.capabilities |= SMB2_GLOBAL_CAP_DIRECTORY_LEASING;
+        NegReq r;
+        r.dialects = {c.dialect};
+        if (c.client)
+            r.capabilities |= SMB2_GLOBAL_CAP_DIRECTORY_LEASING;
+        else
+            r.capabilities &= ~SMB2_GLOBAL_CAP_DIRECTORY_LEASING;
+        smb2_negotiated out = decide(p, r);
+        EXPECT_EQ(out.dialect, c.dialect);
+        EXPECT_EQ(!!(out.capabilities & SMB2_GLOBAL_CAP_DIRECTORY_LEASING),
+                  c.want);
+    }
 }
 
 TEST(Smb2NegotiateDecide, PosixContextOnlyWithTagAndPolicyFlag)
