@@ -29,3 +29,17 @@ need_packages() {
 cache_root() {
 	echo "${SMBD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect}"
 }
+
+# add_apt_source <name> <types> <suite>: the suite's main component, of the
+# Debian archive the machine already uses, as
+# /etc/apt/sources.list.d/smbdirect-<name>.sources; then apt-get update
+add_apt_source() {
+	uri=$(sed -n '/^URIs:/{s/^URIs: *//;p;q}' /etc/apt/sources.list.d/debian.sources \
+		2>/dev/null || true)
+	[ -n "$uri" ] || uri=$(sed -n 's/^deb \([^ ]*\) [a-z]* .*/\1/p' \
+		/etc/apt/sources.list 2>/dev/null | head -n 1)
+	[ -n "$uri" ] || { echo "$1: no Debian archive configured to add $3 of" >&2; return 1; }
+	printf 'Types: %s\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+		"$2" "$uri" "$3" | as_root tee "/etc/apt/sources.list.d/smbdirect-$1.sources" >/dev/null
+	as_root apt-get update -qq
+}
