@@ -1,18 +1,31 @@
 #!/bin/sh
-# Debian's Samba 4.17 source (apt-get source samba; a deb-src entry is
-# added when there is none), the series in this directory applied, built
-# with the trimmed configure below against libsmbd and installed into a
-# prefix, with libsmbd beside it. The build is cached outside the checkout:
-# one tree per source version and configure flags, rebuilt incrementally
-# when the patches or libsmbd's interface change; the pristine source is
-# cached once per version. libsmbd itself is installed again at every run,
-# so the prefix has the tree's library. Prints the prefix (sbin/smbd,
-# bin/pdbedit, lib/).
+# Debian's Samba source of one release line (apt-get source samba; a
+# deb-src entry is added when there is none), that line's series applied,
+# built with the trimmed configure below against libsmbd and installed
+# into a prefix, with libsmbd beside it. The line is the argument or
+# SMBD_SAMBA_LINE: 4.17 (Debian 12, the default) or 4.22 (Debian 13); its
+# series is samba-patches/<line>/. The build is cached outside the
+# checkout: one tree per source version and configure flags, rebuilt
+# incrementally when the patches or libsmbd's interface change; the
+# pristine source is cached once per version. libsmbd itself is installed
+# again at every run, so the prefix has the tree's library. Prints the
+# prefix (sbin/smbd, bin/pdbedit, lib/).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 . "$repo/tools/lib.sh"
 cache_root=$(cache_root)
+
+line=${1:-${SMBD_SAMBA_LINE:-4.17}}
+# the Debian release whose Samba the line is
+case $line in
+4.17) suite=bookworm ;;
+4.22) suite=trixie ;;
+*)
+	echo "samba: no series for Samba '$line'; the lines: 4.17 (Debian 12), 4.22 (Debian 13)" >&2
+	exit 2 ;;
+esac
+series=$here/$line
 
 # what the trimmed configure needs (reference: bison, flex, gnutls, krb5
 # for --with-system-mitkrb5, yapp for pidl; system talloc, tevent, tdb and
@@ -42,13 +55,24 @@ fi
 # shellcheck disable=SC2086 # the package list is split on purpose
 need_packages samba $PKGS
 
-# Debian 12's 4.17, the newest of it: backports (which ksmbd-tools needs)
-# offer a newer Samba the patches are not for
-versions=$(apt-cache showsrc samba | sed -n 's/^Version: //p' | sort -V)
-version=$(echo "$versions" | grep '^\([0-9]*:\)\?4\.17\.' | tail -n 1)
+# the newest of the line from its Debian release: not a backport (the
+# archive drops a backport's source once a newer one replaces it, while
+# the index may still list it); when no source offers the line, the source
+# of its release is added (deb-src only: no binary package comes from it)
+line_version() {
+	apt-cache showsrc samba | sed -n 's/^Version: //p' | grep -v '~bpo' |
+		grep "^\([0-9]*:\)\?$(echo "$line" | sed 's/\./\\./')\." |
+		sort -V | tail -n 1
+}
+version=$(line_version)
 if [ -z "$version" ]; then
-	echo "samba: expected Samba 4.17 from Debian 12, the sources offer:" \
-		"$(echo "$versions" | tr "\n" " ")" >&2
+	echo "samba: adding the Samba source of Debian $suite" >&2
+	add_apt_source "$suite-src" deb-src "$suite"
+	version=$(line_version)
+fi
+if [ -z "$version" ]; then
+	echo "samba: expected Samba $line from Debian $suite, the sources offer:" \
+		"$(apt-cache showsrc samba | sed -n 's/^Version: //p' | tr "\n" " ")" >&2
 	exit 1
 fi
 # no epoch in paths: make and waf take a colon for a separator
@@ -64,6 +88,24 @@ if [ ! -f "$src/.complete" ]; then
 		dpkg-source -x ./*.dsc tree >/dev/null)
 	touch "$src/.complete"
 fi
+
+# talloc, tevent and tdb come from the system, at least the versions the
+# source bundles (Debian 12 has those of 4.22 in its backports)
+for lib in talloc tevent tdb; do
+	need=$(sed -n "s/^VERSION = '\(.*\)'/\1/p" "$src/tree/lib/$lib/wscript")
+	have=$(dpkg-query -W -f='${Version}' "lib$lib-dev" 2>/dev/null | sed 's/^[0-9]*://')
+	dpkg --compare-versions "${have:-0}" ge "$need" && continue
+	codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+	echo "samba: $line needs lib$lib $need, installing it from $codename-backports" >&2
+	apt-cache policy | grep -q "$codename-backports" ||
+		add_apt_source backports deb "$codename-backports"
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends -t "$codename-backports" \
+		libtalloc-dev libtevent-dev libtdb-dev >/dev/null
+	have=$(dpkg-query -W -f='${Version}' "lib$lib-dev" | sed 's/^[0-9]*://')
+	dpkg --compare-versions "$have" ge "$need" ||
+		{ echo "samba: got lib$lib $have, $line needs $need" >&2; exit 1; }
+done
 
 FLAGS="--without-ad-dc --with-system-mitkrb5 --without-ads --without-ldap
 --disable-python --without-systemd --without-pam --without-winbind
@@ -81,10 +123,10 @@ FLAGS="--without-ad-dc --with-system-mitkrb5 --without-ads --without-ldap
 tree_key=$( (echo "$version"; echo "$FLAGS") | sha256sum | cut -c1-16)
 tree="$cache_root/samba/${dir_version}_$tree_key"
 prefix="$tree/prefix"
-key=$(cat "$here"/*.patch "$repo"/libsmbd/include/*.h \
+key=$(cat "$series"/*.patch "$repo"/libsmbd/include/*.h \
 	"$repo"/include/uapi/linux/smbd.h | sha256sum | cut -c1-16)
 # built in this checkout's build tree: a cmake tree belongs to one source
-libsmbd_build="${SMBD_BUILD:-$repo/build}/samba-libsmbd"
+libsmbd_build="${SMBD_BUILD:-$repo/build}/samba-libsmbd-$line"
 install_libsmbd() {
 	mkdir -p "$libsmbd_build"
 	make -C "$repo" --no-print-directory install PREFIX="$prefix" \
@@ -113,7 +155,7 @@ cd "$tree"
 rm -f .installed
 git_ reset -q --hard
 git_ clean -qfd
-for p in "$here"/*.patch; do
+for p in "$series"/*.patch; do
 	[ -f "$p" ] || continue
 	patch -p1 --forward --quiet <"$p" || { echo "samba: $p does not apply" >&2; exit 1; }
 done
