@@ -6,9 +6,11 @@
 #   make demo-responder  the driver alone on Debian's stock kernel, driven
 #                 by the smbd-side responder and the SMB Direct client tool
 #                 through both connection flows
-#   make e2e      the end-to-end tests: the patched smbd and the driver
-#                 against the unmodified Linux cifs client (both dialects,
-#                 multichannel, signing), and ksmbd with the same client
+#   make e2e      the end-to-end tests: the patched smbd of each Samba
+#                 line (SAMBA_LINES: 4.17 of Debian 12, 4.22 of Debian 13)
+#                 and the driver against the unmodified Linux cifs client
+#                 (both dialects, multichannel, signing), and ksmbd with the
+#                 same client
 #   make e2e-2host  the e2e scenarios of the cifs client (against smbd and
 #                 ksmbd) between two guests, each with its own soft-RoCE
 #                 device on a link between them, then faults of that link
@@ -52,7 +54,8 @@
 #   make e2e-kernel  the guest kernel for the end-to-end tests: Debian's
 #                 6.1 with cifs, ksmbd (SMB Direct on) and siw built from
 #                 linux-source-6.1 (cached)
-#   make samba    Debian's Samba 4.17 source with samba-patches/ applied,
+#   make samba    Debian's Samba source of one line (SMBD_SAMBA_LINE=4.17,
+#                 the default, or 4.22) with samba-patches/<line>/ applied,
 #                 built trimmed against libsmbd and installed into a prefix
 #                 (cached)
 #   make clean
@@ -64,6 +67,10 @@ KDIR ?= /usr/src/linux-headers-$(KABI)
 BUILD ?= build
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
+# the Samba release lines make e2e serves with, each with its series in
+# samba-patches/<line>/ (the other targets take SMBD_SAMBA_LINE, default
+# 4.17)
+SAMBA_LINES ?= 4.17 4.22
 FUZZ_TARGETS := negotiate data_transfer credits smb2_negotiate session_setup \
 	buffer_desc
 
@@ -97,7 +104,11 @@ demo-responder: setup
 
 e2e: setup
 	$(MAKE) --no-print-directory build >/dev/null
-	SMBD_BUILD=$(abspath $(BUILD)) tools/e2e/run.sh
+	for line in $(SAMBA_LINES); do \
+		echo "== make e2e: Samba $$line"; \
+		SMBD_SAMBA_LINE=$$line SMBD_BUILD=$(abspath $(BUILD)) \
+			tools/e2e/run.sh || exit 1; \
+	done
 	$(MAKE) --no-print-directory deb
 	tools/packaging/deps.sh $(BUILD)/deb
 	SMBD_BUILD=$(abspath $(BUILD)) SMBD_E2E_DRIVER=none \

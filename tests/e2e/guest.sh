@@ -7,6 +7,7 @@
 set -u
 . "$SMBD_REPO/tests/e2e/lib.sh"
 
+echo "E2E samba $("$SMBD_SAMBA/sbin/smbd" -V 2>&1)"
 e2e_setup || { echo "E2E setup FAIL $E2E_WHY"; exit 1; }
 
 cifs_scenarios
