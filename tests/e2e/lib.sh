@@ -33,8 +33,15 @@ connection_owners() {
 }
 tcp_smbd_pids() {
 	ss -tnpH state established '( sport = :445 )' |
-		sed -n 's/.*"smbd",pid=\([0-9]*\).*/\1/p' | sort -u | paste -sd, -
+		sed -n 's/.*"smbd[^"]*",pid=\([0-9]*\).*/\1/p' | sort -u | paste -sd, -
 }
+
+# smbd's processes by name (pgrep -x): 4.22 names a client's process
+# "smbd[<client's address>]" (cut to 15 characters) and the cleanup daemon
+# "smbd-cleanupd" (process_set_title()); 4.17 calls them "smbd" and
+# "cleanupd"
+SMBD_CLIENT_NAME='smbd(\[.*)?'
+SMBD_CLEANUPD_NAME='(smbd-)?cleanupd'
 
 # on_server <command>: the shell command, in the server's shell: here in
 # one guest; in the client guest of a pair (tools/e2e/run.sh with
@@ -245,7 +252,7 @@ stop_smbd() {
 	SMBD_PID=
 	# children end with their connections
 	i=0
-	while pgrep -x smbd >/dev/null && [ $i -lt 100 ]; do
+	while pgrep -x "$SMBD_CLIENT_NAME" >/dev/null && [ $i -lt 100 ]; do
 		i=$((i + 1))
 		sleep 0.1
 	done
@@ -496,12 +503,13 @@ smb2_fork_device() {
 	E2E_WHY= E2E_DETAIL=
 	ok=1
 	if start_smbd auto; then
-		old="$(pgrep -x smbd-notifyd) $(pgrep -x cleanupd)"
+		old="$(pgrep -x smbd-notifyd) $(pgrep -x "$SMBD_CLEANUPD_NAME")"
 		# shellcheck disable=SC2086 # two pids
 		kill -KILL $old
 		# the parent restarts them a second after they died
 		i=0
-		until n=$(pgrep -x smbd-notifyd) && c=$(pgrep -x cleanupd) &&
+		until n=$(pgrep -x smbd-notifyd) &&
+			c=$(pgrep -x "$SMBD_CLEANUPD_NAME") &&
 			[ "$n $c" != "$old" ]; do
 			i=$((i + 1))
 			[ $i -lt 100 ] || break
