@@ -7,7 +7,8 @@
 #                 by the smbd-side responder and the SMB Direct client tool
 #                 through both connection flows
 #   make e2e      the end-to-end tests: the patched smbd of each Samba
-#                 line (SAMBA_LINES: 4.17 of Debian 12, 4.22 of Debian 13)
+#                 line in SAMBA_LINES (4.17 of Debian 12; "4.17 4.22" adds
+#                 Debian 13's)
 #                 and the driver against the unmodified Linux cifs client
 #                 (both dialects, multichannel, signing), and ksmbd with the
 #                 same client
@@ -68,9 +69,10 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 # the Samba release lines make e2e serves with, each with its series in
-# samba-patches/<line>/ (the other targets take SMBD_SAMBA_LINE, default
+# samba-patches/<line>/: 4.17 until CI's time with cold caches is measured
+# with 4.22 beside it (the other targets take SMBD_SAMBA_LINE, default
 # 4.17)
-SAMBA_LINES ?= 4.17 4.22
+SAMBA_LINES ?= 4.17
 FUZZ_TARGETS := negotiate data_transfer credits smb2_negotiate session_setup \
 	buffer_desc
 
