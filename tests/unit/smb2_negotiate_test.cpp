@@ -1204,8 +1204,8 @@ TEST(Smb2NegotiateDecide, DirectoryLeasingWhenPolicyClientAndSmb3Agree)
         {false, true, SMB2_DIALECT_311, false},
     };
     for (const Case &c : cases) {
-        SCOPED_TRACE(testing::Message() << c.policy << c.client << " 0x"
-                                        << std::hex << c.dialect);
+        SCOPED_TRACE(testing::Message()
+                     << c.policy << c.client << " 0x" << std::hex << c.dialect);
         smb2_negotiate_policy p = samba_policy();
         p.min_dialect = SMB2_DIALECT_210;
         if (c.policy)
