@@ -7,8 +7,8 @@
 #                 by the smbd-side responder and the SMB Direct client tool
 #                 through both connection flows
 #   make e2e      the end-to-end tests: the patched smbd of each Samba
-#                 line in SAMBA_LINES (4.17 of Debian 12; "4.17 4.22" adds
-#                 Debian 13's)
+#                 line in SAMBA_LINES (the machine's release's: 4.17 on
+#                 Debian 12; "4.17 4.22" adds Debian 13's)
 #                 and the driver against the unmodified Linux cifs client
 #                 (both dialects, multichannel, signing), and ksmbd with the
 #                 same client
@@ -55,8 +55,9 @@
 #   make e2e-kernel  the guest kernel for the end-to-end tests: Debian's
 #                 6.1 with cifs, ksmbd (SMB Direct on) and siw built from
 #                 linux-source-6.1 (cached)
-#   make samba    Debian's Samba source of one line (SMBD_SAMBA_LINE=4.17,
-#                 the default, or 4.22) with samba-patches/<line>/ applied,
+#   make samba    Debian's Samba source of one line (SMBD_SAMBA_LINE=4.17
+#                 or 4.22; the machine's release's by default) with
+#                 samba-patches/<line>/ applied,
 #                 built trimmed against libsmbd and installed into a prefix
 #                 (cached)
 #   make clean
@@ -69,10 +70,10 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 # the Samba release lines make e2e serves with, each with its series in
-# samba-patches/<line>/: 4.17 until CI's time with cold caches is measured
-# with 4.22 beside it (the other targets take SMBD_SAMBA_LINE, default
-# 4.17)
-SAMBA_LINES ?= 4.17
+# samba-patches/<line>/: the machine's release's alone (4.17 on Debian
+# 12) until CI's time with cold caches is measured with both lines (the
+# other targets take SMBD_SAMBA_LINE, with the same default)
+SAMBA_LINES ?= $(shell samba-patches/build.sh --default-line)
 FUZZ_TARGETS := negotiate data_transfer credits smb2_negotiate session_setup \
 	buffer_desc
 
@@ -113,7 +114,8 @@ e2e: setup
 	done
 	$(MAKE) --no-print-directory deb
 	tools/packaging/deps.sh $(BUILD)/deb
-	SMBD_BUILD=$(abspath $(BUILD)) SMBD_E2E_DRIVER=none \
+	SMBD_SAMBA_LINE=$(firstword $(SAMBA_LINES)) SMBD_BUILD=$(abspath $(BUILD)) \
+		SMBD_E2E_DRIVER=none \
 		tools/e2e/run.sh tests/e2e/packages.sh
 
 e2e-2host: setup

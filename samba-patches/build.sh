@@ -3,8 +3,9 @@
 # deb-src entry is added when there is none), that line's series applied,
 # built with the trimmed configure below against libsmbd and installed
 # into a prefix, with libsmbd beside it. The line is the argument or
-# SMBD_SAMBA_LINE: 4.17 (Debian 12, the default) or 4.22 (Debian 13); its
-# series is samba-patches/<line>/. The build is cached outside the
+# SMBD_SAMBA_LINE: 4.17 (Debian 12) or 4.22 (Debian 13), by default the
+# machine's own release's; its series is samba-patches/<line>/.
+# --default-line prints that default. The build is cached outside the
 # checkout: one tree per source version and configure flags, rebuilt
 # incrementally when the patches or libsmbd's interface change; the
 # pristine source is cached once per version. libsmbd itself is installed
@@ -16,7 +17,17 @@ repo=$(cd "$here/.." && pwd)
 . "$repo/tools/lib.sh"
 cache_root=$(cache_root)
 
-line=${1:-${SMBD_SAMBA_LINE:-4.17}}
+# the machine's release's line, 4.17 on another (the guests run this
+# machine's userland)
+case $(. /etc/os-release && echo "$VERSION_CODENAME") in
+trixie) default_line=4.22 ;;
+*) default_line=4.17 ;;
+esac
+if [ "${1:-}" = --default-line ]; then
+	echo "$default_line"
+	exit 0
+fi
+line=${1:-${SMBD_SAMBA_LINE:-$default_line}}
 # the Debian release whose Samba the line is
 case $line in
 4.17) suite=bookworm ;;
@@ -97,10 +108,14 @@ for lib in talloc tevent tdb; do
 	dpkg --compare-versions "${have:-0}" ge "$need" && continue
 	codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
 	echo "samba: $line needs lib$lib $need, installing it from $codename-backports" >&2
-	apt-cache policy | grep -q "$codename-backports" ||
-		add_apt_source backports deb "$codename-backports"
+	if apt-cache policy | grep -q "$codename-backports"; then
+		as_root apt-get update -qq
+	else
+		add_apt_source "$codename-backports" deb "$codename-backports"
+	fi
+	# --no-remove: never at the cost of a package the machine has
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-		--no-install-recommends -t "$codename-backports" \
+		--no-remove --no-install-recommends -t "$codename-backports" \
 		libtalloc-dev libtevent-dev libtdb-dev >/dev/null
 	have=$(dpkg-query -W -f='${Version}' "lib$lib-dev" | sed 's/^[0-9]*://')
 	dpkg --compare-versions "$have" ge "$need" ||
@@ -163,7 +178,10 @@ install_libsmbd
 log="$tree/build.log"
 echo "samba: building and installing in $tree; log in $log" >&2
 start=$(date +%s)
-conf_key=$(cat wscript source3/wscript "$prefix/lib/pkgconfig/libsmbd-tevent.pc" |
+# configured again (so built again) when talloc, tevent or tdb changed under
+# it: waf does not track the system's headers
+conf_key=$( (cat wscript source3/wscript "$prefix/lib/pkgconfig/libsmbd-tevent.pc"
+	dpkg-query -W -f='${Version}\n' libtalloc-dev libtevent-dev libtdb-dev) |
 	sha256sum | cut -c1-16)
 : >"$log"
 if [ "$(cat .configured 2>/dev/null)" != "$conf_key" ]; then

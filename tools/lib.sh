@@ -31,15 +31,22 @@ cache_root() {
 }
 
 # add_apt_source <name> <types> <suite>: the suite's main component, of the
-# Debian archive the machine already uses, as
+# Debian archive the machine already uses (its URI, and its Signed-By,
+# which apt requires to be the same for every entry of one archive), as
 # /etc/apt/sources.list.d/smbdirect-<name>.sources; then apt-get update
 add_apt_source() {
-	uri=$(sed -n '/^URIs:/{s/^URIs: *//;p;q}' /etc/apt/sources.list.d/debian.sources \
-		2>/dev/null || true)
-	[ -n "$uri" ] || uri=$(sed -n 's/^deb \([^ ]*\) [a-z]* .*/\1/p' \
-		/etc/apt/sources.list 2>/dev/null | head -n 1)
+	list=/etc/apt/sources.list.d/debian.sources
+	uri=$(sed -n '/^URIs:/{s/^URIs: *//;p;q}' "$list" 2>/dev/null || true)
+	signed=$(sed -n '/^Signed-By:/{p;q}' "$list" 2>/dev/null || true)
+	if [ -z "$uri" ]; then
+		uri=$(sed -n 's/^deb \(\[[^]]*\] \)\?\([^ ]*\) [a-z]* .*/\2/p' \
+			/etc/apt/sources.list 2>/dev/null | head -n 1)
+		signed=$(sed -n 's/^deb \[.*signed-by=\([^] ]*\).*/Signed-By: \1/p' \
+			/etc/apt/sources.list 2>/dev/null | head -n 1)
+	fi
 	[ -n "$uri" ] || { echo "$1: no Debian archive configured to add $3 of" >&2; return 1; }
-	printf 'Types: %s\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-		"$2" "$uri" "$3" | as_root tee "/etc/apt/sources.list.d/smbdirect-$1.sources" >/dev/null
+	printf 'Types: %s\nURIs: %s\nSuites: %s\nComponents: main\n%s\n' \
+		"$2" "$uri" "$3" "$signed" |
+		as_root tee "/etc/apt/sources.list.d/smbdirect-$1.sources" >/dev/null
 	as_root apt-get update -qq
 }

@@ -136,7 +136,7 @@ cleanup_round() {
 	workers_stop
 	unmount_share
 	stop_smbd
-	pkill -9 -x smbd 2>/dev/null
+	pkill -9 -x "$SMBD_CLIENT_NAME" 2>/dev/null
 	rm -rf "${E2E_DIR:?}/share/"*
 }
 

@@ -36,12 +36,12 @@ tcp_smbd_pids() {
 		sed -n 's/.*"smbd[^"]*",pid=\([0-9]*\).*/\1/p' | sort -u | paste -sd, -
 }
 
-# smbd's processes by name (pgrep -x): 4.22 names a client's process
-# "smbd[<client's address>]" (cut to 15 characters) and the cleanup daemon
-# "smbd-cleanupd" (process_set_title()); 4.17 calls them "smbd" and
-# "cleanupd"
+# smbd's processes by name (pgrep -x; procps warns about a pattern over
+# 15 characters): 4.22 names a client's process "smbd[<client's address>]"
+# (cut to 15 characters) and the cleanup daemon "smbd-cleanupd"
+# (process_set_title()); 4.17 calls them "smbd" and "cleanupd"
 SMBD_CLIENT_NAME='smbd(\[.*)?'
-SMBD_CLEANUPD_NAME='(smbd-)?cleanupd'
+SMBD_CLEANUPD_NAME='.*cleanupd'
 
 # on_server <command>: the shell command, in the server's shell: here in
 # one guest; in the client guest of a pair (tools/e2e/run.sh with
