@@ -11,11 +11,13 @@ if [ -n "$installed" ] && dpkg --compare-versions "$installed" ge 3.5; then
 	exit 0
 fi
 export DEBIAN_FRONTEND=noninteractive
-if ! apt-cache policy 2>/dev/null | grep -q 'bookworm-backports'; then
+echo "ksmbd-tools: installing the backports version" >&2
+# add_apt_source updates the index itself
+if apt-cache policy 2>/dev/null | grep -q 'bookworm-backports'; then
+	as_root apt-get update -qq
+else
 	add_apt_source backports deb bookworm-backports
 fi
-echo "ksmbd-tools: installing the backports version" >&2
-as_root apt-get update -qq
 as_root apt-get install -y -qq --no-install-recommends -t bookworm-backports \
 	ksmbd-tools >/dev/null
 installed=$(dpkg-query -W -f='${Version}' ksmbd-tools)
