@@ -53,8 +53,12 @@ SMBD_VM_ROLE=client SMBD_VM_SHARED=$shared SMBD_VM_NIC=$(nic connect 2) \
 	setsid "$here/run.sh" "$1" >"$logs/client" 2>&1 &
 client=$!
 rc=0
-wait $server || rc=1
+# the server serves until the client's end, which the client's guest
+# signals on its way out, but not when it died (a panic runs no trap): then
+# the server would wait out its whole time limit
 wait $client || rc=1
+touch "$shared/client-exit"
+wait $server || rc=1
 server= client=
 for side in server client; do
 	echo "=== $side"
