@@ -60,6 +60,9 @@
 #                 samba-patches/<line>/ applied,
 #                 built trimmed against libsmbd and installed into a prefix
 #                 (cached)
+#   make samba-bisect  every prefix of each line's series built in turn
+#                 (each patch must build on its own; run it before
+#                 changing a series)
 #   make clean
 
 # Debian's current packaged kernel (not the host's running one); evaluated
@@ -84,7 +87,7 @@ INSTALL_BUILD ?= $(BUILD)/install
 
 .PHONY: check check-debug demo demo-responder e2e e2e-2host bench setup module build unit vm \
 	lint dkms-source dkms-check deb deb-check \
-	fuzz install install-check e2e-kernel samba clean
+	fuzz install install-check e2e-kernel samba samba-bisect clean
 
 check: setup
 	$(MAKE) --no-print-directory module unit install-check lint dkms-check \
@@ -238,6 +241,11 @@ e2e-kernel:
 
 samba:
 	samba-patches/build.sh
+
+samba-bisect:
+	for line in $$(samba-patches/build.sh --lines); do \
+		samba-patches/build.sh --bisect $$line || exit 1; \
+	done
 
 fuzz:
 	cmake -S . -B $(BUILD)/fuzz -DSMBD_FUZZ=ON -DCMAKE_C_COMPILER=clang \

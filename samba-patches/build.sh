@@ -5,7 +5,10 @@
 # into a prefix, with libsmbd beside it. The line is the argument or
 # SMBD_SAMBA_LINE: 4.17 (Debian 12) or 4.22 (Debian 13), by default the
 # machine's own release's; its series is samba-patches/<line>/.
-# --default-line prints that default. The build is cached outside the
+# --default-line prints that default, --lines every line. --bisect builds every prefix of
+# the series in turn (patch 1, patches 1-2, ...), in a tree of its own and
+# without installing, and stops at the first that does not build: each
+# patch must build on its own. The build is cached outside the
 # checkout: one tree per source version and configure flags, rebuilt
 # incrementally when the patches or libsmbd's interface change; the
 # pristine source is cached once per version. libsmbd itself is installed
@@ -23,19 +26,27 @@ case $(. /etc/os-release && echo "$VERSION_CODENAME") in
 trixie) default_line=4.22 ;;
 *) default_line=4.17 ;;
 esac
-if [ "${1:-}" = --default-line ]; then
-	echo "$default_line"
-	exit 0
+# the lines, each with the Debian release whose Samba it is
+lines="4.17:bookworm 4.22:trixie"
+case ${1:-} in
+--default-line) echo "$default_line"; exit 0 ;;
+--lines) echo "$lines" | sed 's/:[a-z]*//g'; exit 0 ;;
+esac
+bisect=
+if [ "${1:-}" = --bisect ]; then
+	bisect=-bisect
+	shift
 fi
 line=${1:-${SMBD_SAMBA_LINE:-$default_line}}
-# the Debian release whose Samba the line is
+suite=
 case $line in
-4.17) suite=bookworm ;;
-4.22) suite=trixie ;;
-*)
-	echo "samba: no series for Samba '$line'; the lines: 4.17 (Debian 12), 4.22 (Debian 13)" >&2
-	exit 2 ;;
+*[!0-9.]* | '') ;;
+*) suite=$(echo "$lines" | tr ' ' '\n' | sed -n "s/^$(echo "$line" | sed 's/\./\\./'):\(.*\)/\1/p") ;;
 esac
+if [ -z "$suite" ]; then
+	echo "samba: no series for Samba '$line'; the lines, with their Debian release: $lines" >&2
+	exit 2
+fi
 series=$here/$line
 
 # what the trimmed configure needs (reference: bison, flex, gnutls, krb5
@@ -136,19 +147,19 @@ FLAGS="--without-ad-dc --with-system-mitkrb5 --without-ads --without-ldap
 # series is applied afresh to its pristine state (a git commit), so a
 # changed patch rebuilds only the files whose contents changed.
 tree_key=$( (echo "$version"; echo "$FLAGS") | sha256sum | cut -c1-16)
-tree="$cache_root/samba/${dir_version}_$tree_key"
+tree="$cache_root/samba/${dir_version}_$tree_key$bisect"
 prefix="$tree/prefix"
 key=$(cat "$series"/*.patch "$repo"/libsmbd/include/*.h \
 	"$repo"/include/uapi/linux/smbd.h | sha256sum | cut -c1-16)
 # built in this checkout's build tree: a cmake tree belongs to one source
-libsmbd_build="${SMBD_BUILD:-$repo/build}/samba-libsmbd-$line"
+libsmbd_build="${SMBD_BUILD:-$repo/build}/samba-libsmbd-$line$bisect"
 install_libsmbd() {
 	mkdir -p "$libsmbd_build"
 	make -C "$repo" --no-print-directory install PREFIX="$prefix" \
 		INSTALL_BUILD="$libsmbd_build" >"$libsmbd_build.log" 2>&1 ||
 		{ tail -n 40 "$libsmbd_build.log" >&2; exit 1; }
 }
-if [ "$(cat "$tree/.installed" 2>/dev/null)" = "$key" ]; then
+if [ -z "$bisect" ] && [ "$(cat "$tree/.installed" 2>/dev/null)" = "$key" ]; then
 	install_libsmbd
 	echo "$prefix"
 	exit 0
@@ -168,31 +179,64 @@ if [ ! -f "$tree/.pristine" ]; then
 fi
 cd "$tree"
 rm -f .installed
-git_ reset -q --hard
-git_ clean -qfd
-for p in "$series"/*.patch; do
-	[ -f "$p" ] || continue
-	patch -p1 --forward --quiet <"$p" || { echo "samba: $p does not apply" >&2; exit 1; }
-done
-install_libsmbd
+patches=$(ls "$series"/*.patch)
+count=$(echo "$patches" | wc -l)
+# apply_series <n>: the tree as the first <n> patches of the series leave
+# the pristine source
+apply_series() {
+	git_ reset -q --hard
+	git_ clean -qfd
+	for p in $(echo "$patches" | head -n "$1"); do
+		patch -p1 --forward --quiet <"$p" || { echo "samba: $p does not apply" >&2; exit 1; }
+	done
+}
 log="$tree/build.log"
+# build <make target>: configured again (so built again) when the build
+# files changed, or talloc, tevent or tdb under them (waf does not track
+# the system's headers); a failure prints the log's end
+build() {
+	conf_key=$( (cat wscript source3/wscript "$prefix/lib/pkgconfig/libsmbd-tevent.pc"
+		dpkg-query -W -f='${Version}\n' libtalloc-dev libtevent-dev libtdb-dev) |
+		sha256sum | cut -c1-16)
+	: >"$log"
+	if [ "$(cat .configured 2>/dev/null)" != "$conf_key" ]; then
+		# shellcheck disable=SC2086 # the flags are split on purpose
+		PKG_CONFIG_PATH="$prefix/lib/pkgconfig" ./configure --prefix="$prefix" \
+			--with-smbdirect $FLAGS >>"$log" 2>&1 ||
+			{ tail -n 40 "$log" >&2; return 1; }
+		echo "$conf_key" >.configured
+	fi
+	# -j reaches waf only through make's flags
+	make -j"$(nproc)" "$1" >>"$log" 2>&1 || { tail -n 40 "$log" >&2; return 1; }
+}
+install_libsmbd
+if [ -n "$bisect" ]; then
+	# the files the series changes, as a pattern
+	# shellcheck disable=SC2086 # paths without spaces
+	touched=$(sed -n 's|^+++ b/||p' $patches | sort -u | sed 's/\./\\./g' | paste -sd '|')
+	# the first patch adds --with-smbdirect: there is no build before it
+	n=1
+	while [ "$n" -le "$count" ]; do
+		apply_series "$n"
+		p=$(basename "$(echo "$patches" | sed -n "${n}p")")
+		start=$(date +%s)
+		build all || { echo "samba-bisect: $line $n/$count $p does not build; log in $log" >&2; exit 1; }
+		# a warning in a file of the series fails the patch too, as
+		# in Samba's developer builds
+		if grep -E "^(\.\./)*($touched):[0-9]+:[0-9]+: warning:" "$log" >&2; then
+			echo "samba-bisect: $line $n/$count $p builds with warnings; log in $log" >&2
+			exit 1
+		fi
+		echo "samba-bisect: $line $n/$count $p built in $(( $(date +%s) - start )) s"
+		n=$((n + 1))
+	done
+	exit 0
+fi
+apply_series "$count"
 echo "samba: building and installing in $tree; log in $log" >&2
 start=$(date +%s)
-# configured again (so built again) when talloc, tevent or tdb changed under
-# it: waf does not track the system's headers
-conf_key=$( (cat wscript source3/wscript "$prefix/lib/pkgconfig/libsmbd-tevent.pc"
-	dpkg-query -W -f='${Version}\n' libtalloc-dev libtevent-dev libtdb-dev) |
-	sha256sum | cut -c1-16)
-: >"$log"
-if [ "$(cat .configured 2>/dev/null)" != "$conf_key" ]; then
-	# shellcheck disable=SC2086 # the flags are split on purpose
-	PKG_CONFIG_PATH="$prefix/lib/pkgconfig" ./configure --prefix="$prefix" \
-		--with-smbdirect $FLAGS >>"$log" 2>&1 ||
-		{ tail -n 40 "$log" >&2; exit 1; }
-	echo "$conf_key" >.configured
-fi
-# waf's install builds first; -j reaches it only through make's flags
-make -j"$(nproc)" install >>"$log" 2>&1 || { tail -n 40 "$log" >&2; exit 1; }
+# waf's install builds first
+build install || exit 1
 echo "samba: built and installed in $(( $(date +%s) - start )) s" >&2
 echo "$key" >.installed
 echo "$prefix"
