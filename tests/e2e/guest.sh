@@ -71,17 +71,18 @@ E2E_CONF_EXTRA="	map to guest = bad user" \
 	E2E_COUNT=disconnect_unknown_session run_smb2 smb2-unbindable-guest \
 	--tcp --user no-such-user bind-unbindable
 # mandatory signing: no RDMA channel moves unsigned data, and no interface
-# invites Windows to open one
-E2E_SIGNING=mandatory E2E_RDMA_IN=0 run_smb2 smb2-signed-no-rdma \
-	signed-no-rdma interfaces-no-rdma
+# invites Windows to open one, also where "interfaces" says RDMA
+E2E_INTERFACES="$E2E_RDMA_INTERFACES" E2E_SIGNING=mandatory E2E_RDMA_IN=0 \
+	run_smb2 smb2-signed-no-rdma signed-no-rdma interfaces-no-rdma
 # encryption required: the same, in sessions that encrypt every message,
 # AES-128-GCM on 3.1.1 and AES-128-CCM on 3.0.2
-E2E_CONF_EXTRA="	server smb encrypt = required" E2E_RDMA_IN=0 \
+E2E_INTERFACES="$E2E_RDMA_INTERFACES" \
+	E2E_CONF_EXTRA="	server smb encrypt = required" E2E_RDMA_IN=0 \
 	run_smb2 smb2-encrypted-no-rdma encrypted-no-rdma interfaces-no-rdma
 E2E_CONF_EXTRA="	server smb encrypt = required" E2E_RDMA_IN=0 \
 	run_smb2 smb2-encrypted-no-rdma-302 --dialects 0302 encrypted-no-rdma
 # another process holds the listener: smbd offers no RDMA
-smb2_no_listener
+E2E_INTERFACES="$E2E_RDMA_INTERFACES" smb2_no_listener
 # "bind interfaces only" holds for SMB Direct too
 smb2_bind_interfaces_only
 # the scavenger, forked for a durable handle, lets go of it too

@@ -8,6 +8,9 @@ E2E_PASS=e2e-Passw0rd
 E2E_BIG_MB=${E2E_BIG_MB:-16}
 # every size class of 1..16 KiB with each of 7 misalignments (16 x 7)
 E2E_SMALL=${E2E_SMALL:-112}
+# "interfaces" of smb.conf (E2E_INTERFACES), and one where the administrator
+# calls the link RDMA capable
+E2E_RDMA_INTERFACES="smbd0;capability=RSS,capability=RDMA"
 E2E_PASSED=0
 E2E_FAILED=0
 E2E_WHY=
@@ -172,7 +175,7 @@ write_conf() {
 	server min protocol = SMB3_00
 	server max protocol = ${2:-SMB3}
 	server signing = $1
-	interfaces = "smbd0;capability=RSS"
+	interfaces = "${E2E_INTERFACES:-smbd0;capability=RSS}"
 	smb ports = 445
 	log file = $E2E_DIR/log/log.%m
 	log level = 1
