@@ -56,6 +56,8 @@ smb2_read_cached
 # a reload that changes the protocol range and signing: the next SMB
 # Direct session gets what the new configuration answers
 smb2_reload
+# %a and %R of smb.conf over SMB Direct, whose NEGOTIATE the driver answers
+smb2_remote_names
 # "server smb direct" turned on and off by reloads
 smb2_reload_on_off
 # sessions no channel can bind to are not registered with the kernel,

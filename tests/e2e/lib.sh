@@ -449,6 +449,39 @@ smb2_reload() {
 	scenario_result smb2-reload $ok
 }
 
+# smb2_remote_names: what a client's NEGOTIATE says of it (%a, %R) reaches
+# smb.conf over SMB Direct as over TCP: each tree connect's root preexec
+# names a file after them
+smb2_remote_names() {
+	E2E_WHY= E2E_DETAIL=
+	ok=1
+	names=$E2E_DIR/log/remote-names
+	rm -rf "$names"
+	mkdir -p "$names"
+	if E2E_CONF_EXTRA="	root preexec = touch $names/%a-%R" start_smbd auto; then
+		if ! out=$(smb2 session); then
+			fail "over SMB Direct: $(printf '%s\n' "$out" | tail -n 1)"
+		else
+			rdma=$(ls "$names")
+			rm -f "$names"/*
+			if ! out=$(smb2 --tcp session); then
+				fail "over TCP: $(printf '%s\n' "$out" | tail -n 1)"
+			else
+				tcp=$(ls "$names")
+				if [ -z "$tcp" ] || [ "$rdma" != "$tcp" ]; then
+					fail "%a-%R over SMB Direct '$rdma', over TCP '$tcp'"
+				else
+					ok=0
+					E2E_DETAIL="%a-%R $rdma over both"
+				fi
+			fi
+		fi
+	fi
+	stop_smbd
+	rm -rf "$names"
+	scenario_result smb2-remote-names $ok
+}
+
 # smb2_reload_on_off: "server smb direct" off at start, turned on by a
 # reload; a configuration SMB Direct cannot serve (no SMB 3) takes the
 # listener down rather than leave the old answer; a good one brings it
