@@ -5,10 +5,11 @@
 # into a prefix, with libsmbd beside it. The line is the argument or
 # SMBD_SAMBA_LINE: 4.17 (Debian 12) or 4.22 (Debian 13), by default the
 # machine's own release's; its series is samba-patches/<line>/.
-# --default-line prints that default, --lines every line. --bisect builds every prefix of
-# the series in turn (patch 1, patches 1-2, ...), in a tree of its own and
-# without installing, and stops at the first that does not build: each
-# patch must build on its own. The build is cached outside the
+# --default-line prints that default, --lines every line. --bisect [line]
+# builds every prefix of the series in turn (patch 1, patches 1-2, ...),
+# in a tree of its own and without installing, and stops at the first that
+# does not build, or warns in a file of the series: each patch must build
+# on its own. The build is cached outside the
 # checkout: one tree per source version and configure flags, rebuilt
 # incrementally when the patches or libsmbd's interface change; the
 # pristine source is cached once per version. libsmbd itself is installed
@@ -36,6 +37,10 @@ bisect=
 if [ "${1:-}" = --bisect ]; then
 	bisect=-bisect
 	shift
+fi
+if [ $# -gt 1 ]; then
+	echo "usage: $0 [--default-line | --lines | [--bisect] [line]]" >&2
+	exit 2
 fi
 line=${1:-${SMBD_SAMBA_LINE:-$default_line}}
 suite=
@@ -179,15 +184,17 @@ if [ ! -f "$tree/.pristine" ]; then
 fi
 cd "$tree"
 rm -f .installed
-patches=$(ls "$series"/*.patch)
-count=$(echo "$patches" | wc -l)
+count=$(find "$series" -maxdepth 1 -name '*.patch' | wc -l)
 # apply_series <n>: the tree as the first <n> patches of the series leave
-# the pristine source
+# the pristine source; the last one applied is $p
 apply_series() {
 	git_ reset -q --hard
 	git_ clean -qfd
-	for p in $(echo "$patches" | head -n "$1"); do
+	i=0
+	for p in "$series"/*.patch; do
 		patch -p1 --forward --quiet <"$p" || { echo "samba: $p does not apply" >&2; exit 1; }
+		i=$((i + 1))
+		[ "$i" -lt "$1" ] || break
 	done
 }
 log="$tree/build.log"
@@ -212,17 +219,16 @@ build() {
 install_libsmbd
 if [ -n "$bisect" ]; then
 	# the files the series changes, as a pattern
-	# shellcheck disable=SC2086 # paths without spaces
-	touched=$(sed -n 's|^+++ b/||p' $patches | sort -u | sed 's/\./\\./g' | paste -sd '|')
+	touched=$(sed -n 's|^+++ b/||p' "$series"/*.patch | sort -u | sed 's/\./\\./g' | paste -sd '|')
 	# the first patch adds --with-smbdirect: there is no build before it
 	n=1
 	while [ "$n" -le "$count" ]; do
 		apply_series "$n"
-		p=$(basename "$(echo "$patches" | sed -n "${n}p")")
+		p=$(basename "$p")
 		start=$(date +%s)
 		build all || { echo "samba-bisect: $line $n/$count $p does not build; log in $log" >&2; exit 1; }
-		# a warning in a file of the series fails the patch too, as
-		# in Samba's developer builds
+		# a warning in a file of the series fails the patch too
+		# (Samba's default flags warn about little: no -Wall)
 		if grep -E "^(\.\./)*($touched):[0-9]+:[0-9]+: warning:" "$log" >&2; then
 			echo "samba-bisect: $line $n/$count $p builds with warnings; log in $log" >&2
 			exit 1

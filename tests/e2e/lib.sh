@@ -462,12 +462,12 @@ smb2_remote_names() {
 		if ! out=$(smb2 session); then
 			fail "over SMB Direct: $(printf '%s\n' "$out" | tail -n 1)"
 		else
-			rdma=$(ls "$names")
+			rdma=$(ls "$names" | paste -sd " " -)
 			rm -f "$names"/*
 			if ! out=$(smb2 --tcp session); then
 				fail "over TCP: $(printf '%s\n' "$out" | tail -n 1)"
 			else
-				tcp=$(ls "$names")
+				tcp=$(ls "$names" | paste -sd " " -)
 				if [ -z "$tcp" ] || [ "$rdma" != "$tcp" ]; then
 					fail "%a-%R over SMB Direct '$rdma', over TCP '$tcp'"
 				else
