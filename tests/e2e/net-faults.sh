@@ -179,7 +179,8 @@ esac
 trap 'touch "$SMBD_SHARED/client-exit"' EXIT
 # The client is Debian's 6.1 cifs over soft-RoCE. In a partition the
 # server's disconnect never reaches it: unless its queue pair fails first
-# (soft-RoCE's retransmissions can stall, docs/measurements.md), its
+# (as it does once soft-RoCE's retries run out; before the test kernels'
+# tools/e2e/kernel-patches/0006 they could stall for good), its
 # writers wait in smbd_send() until the client's own keepalive gives up,
 # 2 x 120 s after its last receive, longer than the hung task detector's
 # 120 s (in partition-200 a writer blocked past it panicked the debug

@@ -2,9 +2,10 @@
 # The e2e guest kernel: Debian's stock 6.1 kernel (tools/vm/kernel.sh) with
 # what its packages leave out, built as out-of-tree modules against its
 # headers from the matching linux-source-6.1: the cifs client and ksmbd
-# with SMB Direct on (fs/smb, the patches in kernel-patches/ applied) and
-# soft-iWARP (tools/vm/siw.sh). They take the place of the stock cifs.ko
-# and ksmbd.ko in a module tree of its own, cached outside the checkout
+# with SMB Direct on (fs/smb), soft-RoCE (drivers/infiniband/sw/rxe), both
+# with the patches in kernel-patches/ applied, and soft-iWARP
+# (tools/vm/siw.sh). They take the place of the stock cifs.ko, ksmbd.ko
+# and rdma_rxe.ko in a module tree of its own, cached outside the checkout
 # keyed by the kernel image, soft-iWARP, the patches and this script. Prints the
 # cache directory: root/boot/bzImage, root/lib/modules, and build, the
 # headers the driver is built against.
@@ -43,11 +44,12 @@ fi
 rm -rf "$cache"
 mkdir -p "$cache/src"
 log=$cache/build.log
-echo "e2e-kernel: building cifs and ksmbd with SMB Direct for $abi in $cache; log in $log" >&2
+echo "e2e-kernel: building cifs and ksmbd with SMB Direct, and soft-RoCE, for $abi in $cache; log in $log" >&2
 start=$(date +%s)
 src=$cache/src
 tar -xaf /usr/src/linux-source-6.1.tar.xz -C "$src" --strip-components=1 \
 	linux-source-6.1/fs/smb linux-source-6.1/fs/internal.h \
+	linux-source-6.1/drivers/infiniband/sw/rxe \
 	linux-source-6.1/scripts/asn1_compiler.c \
 	linux-source-6.1/include/linux/asn1.h \
 	linux-source-6.1/include/linux/asn1_ber_bytecode.h
@@ -68,7 +70,9 @@ done
 		KCFLAGS=-DCONFIG_CIFS_SMB_DIRECT=1 &&
 	make -C "$headers" M="$src/fs/smb/server" -j"$(nproc)" modules \
 		CONFIG_SMB_SERVER=m CONFIG_SMB_SERVER_SMBDIRECT=y \
-		KCFLAGS=-DCONFIG_SMB_SERVER_SMBDIRECT=1
+		KCFLAGS=-DCONFIG_SMB_SERVER_SMBDIRECT=1 &&
+	make -C "$headers" M="$src/drivers/infiniband/sw/rxe" -j"$(nproc)" \
+		modules CONFIG_RDMA_RXE=m
 } >"$log" 2>&1 || { tail -n 40 "$log" >&2; exit 1; }
 if grep 'WARNING: modpost' "$log" >&2; then
 	echo "e2e-kernel: the modules do not link against $abi" >&2
@@ -87,12 +91,13 @@ cp -al "$stock/root/lib/modules/$abi" "$mods" || {
 for f in "$mods"/modules.*; do
 	cp --remove-destination "$stock/root/lib/modules/$abi/${f##*/}" "$f"
 done
-for m in client/cifs server/ksmbd; do
+for m in fs/smb/client/cifs fs/smb/server/ksmbd \
+	drivers/infiniband/sw/rxe/rdma_rxe; do
 	# beside a stock module left in place, depmod could pick either
-	[ -f "$mods/kernel/fs/smb/$m.ko" ] ||
-		{ echo "e2e-kernel: $abi has no kernel/fs/smb/$m.ko to replace" >&2; exit 1; }
-	rm "$mods/kernel/fs/smb/$m.ko"
-	cp "$src/fs/smb/$m.ko" "$mods/kernel/fs/smb/$m.ko"
+	[ -f "$mods/kernel/$m.ko" ] ||
+		{ echo "e2e-kernel: $abi has no kernel/$m.ko to replace" >&2; exit 1; }
+	rm "$mods/kernel/$m.ko"
+	cp "$src/$m.ko" "$mods/kernel/$m.ko"
 done
 install -D -m 644 "$siw" "$mods/kernel/drivers/infiniband/sw/siw/siw.ko"
 depmod -b "$cache/root" "$abi"
