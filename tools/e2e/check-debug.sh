@@ -8,8 +8,12 @@
 # A boot fails on any kernel report (tools/vm/run.sh); kmemleak scans after
 # every scenario. Logs go to $SMBD_BUILD/check-debug; the figures are
 # printed at the end. SMBD_CHECK_DEBUG_BOOTS="tier fuzz" reruns only those
-# boots (of tier registered-rw fuzz e2e faults net-faults); the figures then come from
-# their logs and the other boots' logs of the last run.
+# boots (of tier registered-rw fuzz e2e faults net-faults), and
+# SMBD_CHECK_DEBUG_BOOTS=pending those that have not passed on the same
+# inputs (the sources every boot runs: driver, libraries, tests, tools,
+# the Samba series); the figures then come from their logs and the other
+# boots' logs of earlier runs, which count only when made of the same
+# inputs. So a whole run may span sessions.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -18,6 +22,19 @@ export SMBD_BUILD
 # the boots, the longest first
 all="net-faults e2e faults tier fuzz registered-rw"
 boots=${SMBD_CHECK_DEBUG_BOOTS:-$all}
+logs=$SMBD_BUILD/check-debug
+# inputs: what a boot's verdict depends on, by content (the kernel and
+# Samba caches are keyed by theirs, from these files)
+inputs=$(cd "$repo" && git ls-files -z -- driver include libsmbd tests tools \
+	samba-patches CMakeLists.txt Makefile | xargs -0 sha256sum |
+	sha256sum | cut -c1-16)
+# passed_here <boot>: it passed on these inputs
+passed_here() { grep -qs "^inputs=$inputs " "$logs/$1.passed"; }
+if [ "$boots" = pending ]; then
+	boots=
+	for b in $all; do passed_here "$b" || boots="$boots${boots:+ }$b"; done
+	[ -n "$boots" ] || echo "check-debug: every boot passed on these inputs ($inputs)" >&2
+fi
 
 # The boots run in SMBD_CHECK_DEBUG_JOBS lanes at once (default 1). More
 # lanes fill the time a boot's tests wait out the timeouts they test, but
@@ -42,7 +59,6 @@ paths=$("$here/prepare.sh" debug) || exit 1
 kernel=$(echo "$paths" | sed -n 1p)
 samba=$(echo "$paths" | sed -n 2p)
 driver=$(echo "$paths" | sed -n 3p)
-logs=$SMBD_BUILD/check-debug
 mkdir -p "$logs"
 
 # spec <name>: the boot's scenario, guest parameters and runner (pair.sh
@@ -82,7 +98,8 @@ boot() {
 		SMBD_VM_MEM=3072 \
 		SMBD_VM_TIMEOUT=${SMBD_VM_TIMEOUT:-7200} \
 		"$repo/tools/vm/$runner" "$scenario" >"$logs/$1.log" 2>&1; then
-		touch "$logs/$1.passed"
+		echo "inputs=$inputs seconds=$(($(date +%s) - start)) date=$(date -u +%FT%TZ)" \
+			>"$logs/$1.passed"
 		echo "== check-debug: $1 passed in $(($(date +%s) - start)) s" >&2
 	else
 		{
@@ -103,7 +120,7 @@ lane() {
 		boot "$b"
 	done
 }
-echo "== check-debug: $boots, $jobs at a time" >&2
+echo "== check-debug: inputs $inputs; to run: ${boots:-nothing}, $jobs at a time" >&2
 run_start=$(date +%s)
 lanes=
 i=0
@@ -136,20 +153,28 @@ echo "CHECK-DEBUG data verified: $(field 'FAULT summary' data_verified_bytes) by
 echo "CHECK-DEBUG kmemleak: $scans scans clean, $leaks with leaks"
 echo "CHECK-DEBUG kernel reports: $reports"
 # The figures above add up every boot's log, also those kept from an
-# earlier run: say which is which.
+# earlier run: say which is which. A boot passed on other inputs does not
+# count.
 failed=
 status=
+booted=0
 for b in $all; do
-	if [ -e "$logs/$b.passed" ]; then r=passed; else r=FAILED failed="$failed $b"; fi
 	if [ ! -e "$logs/$b.log" ]; then
 		r="not run"
+	elif passed_here "$b"; then
+		r=passed
+		booted=$((booted + $(sed -n 's/.* seconds=\([0-9]*\).*/\1/p' "$logs/$b.passed")))
+	elif [ -e "$logs/$b.passed" ]; then
+		r="passed on other inputs"
 	else
-		case " $boots " in *" $b "*) ;; *) r="$r in an earlier run" ;; esac
+		r=FAILED
 	fi
+	[ "$r" = passed ] || failed="$failed $b"
+	[ "$r" = "not run" ] || case " $boots " in *" $b "*) ;; *) r="$r in an earlier run" ;; esac
 	status="$status${status:+, }$b $r"
 done
 echo "CHECK-DEBUG boots: $status"
-echo "CHECK-DEBUG wall time: $(($(date +%s) - run_start)) s, lanes: $jobs"
+echo "CHECK-DEBUG wall time: $(($(date +%s) - run_start)) s, lanes: $jobs; the passed boots took $booted s (inputs $inputs)"
 if [ -n "$failed" ]; then
 	echo "CHECK-DEBUG FAILED:$failed (logs in $logs)"
 	exit 1
