@@ -291,6 +291,13 @@ CONF
 		[ $i -lt 300 ] || fail "ksmbd did not listen on 445" || return 1
 		sleep 0.1
 	done
+	# its RDMA listener comes after the TCP one (ksmbd_conn_transport_init()):
+	# a mount between the two found no RDMA listener (under load)
+	until rdma res show cm_id 2>/dev/null | grep -q 'LISTEN.*\[ksmbd\]'; do
+		i=$((i + 1))
+		[ $i -lt 600 ] || fail "ksmbd did not listen for RDMA" || return 1
+		sleep 0.1
+	done
 }
 
 stop_ksmbd() {
