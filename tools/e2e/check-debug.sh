@@ -25,9 +25,14 @@ boots=${SMBD_CHECK_DEBUG_BOOTS:-$all}
 logs=$SMBD_BUILD/check-debug
 # inputs: what a boot's verdict depends on, by content (the kernel and
 # Samba caches are keyed by theirs, from these files)
-inputs=$(cd "$repo" && git ls-files -z -- driver include libsmbd tests tools \
-	samba-patches CMakeLists.txt Makefile | xargs -0 sha256sum |
-	sha256sum | cut -c1-16)
+# (files not yet added to git count too)
+git -C "$repo" rev-parse --git-dir >/dev/null 2>&1 || {
+	echo "check-debug: $repo is not a git checkout: the inputs of a boot are its files in git" >&2
+	exit 2
+}
+inputs=$(cd "$repo" && git ls-files -z -c -o --exclude-standard -- driver \
+	include libsmbd tests tools samba-patches CMakeLists.txt Makefile |
+	xargs -0 sha256sum | sha256sum | cut -c1-16)
 # passed_here <boot>: it passed on these inputs
 passed_here() { grep -qs "^inputs=$inputs " "$logs/$1.passed"; }
 if [ "$boots" = pending ]; then
@@ -98,9 +103,10 @@ boot() {
 		SMBD_VM_MEM=3072 \
 		SMBD_VM_TIMEOUT=${SMBD_VM_TIMEOUT:-7200} \
 		"$repo/tools/vm/$runner" "$scenario" >"$logs/$1.log" 2>&1; then
-		echo "inputs=$inputs seconds=$(($(date +%s) - start)) date=$(date -u +%FT%TZ)" \
+		took=$(($(date +%s) - start))
+		echo "inputs=$inputs seconds=$took date=$(date -u +%FT%TZ)" \
 			>"$logs/$1.passed"
-		echo "== check-debug: $1 passed in $(($(date +%s) - start)) s" >&2
+		echo "== check-debug: $1 passed in $took s" >&2
 	else
 		{
 			echo "== check-debug: $1 FAILED after $(($(date +%s) - start)) s:"
