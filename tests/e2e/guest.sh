@@ -38,6 +38,8 @@ run_smb2 smb2-bind-wrong-guid bind-wrong-guid
 run_smb2 smb2-bind-tcp bind-tcp
 # a new SMB Direct session of a ClientGuid a TCP smbd holds
 run_smb2 smb2-rdma-after-tcp rdma-after-tcp
+# ... whose smbd does not answer: the child serves it after a wait
+smb2_stopped_holder
 # a WRITE to a file opened for reading: refused before any RDMA
 E2E_RDMA_IN=0 run_smb2 smb2-denied-write denied-write
 # channel info the server refuses, over SMB Direct and over TCP

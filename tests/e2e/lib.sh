@@ -523,6 +523,50 @@ smb2_reload_on_off() {
 	scenario_result smb2-reload-on-off $ok
 }
 
+# smb2_stopped_holder: a new SMB Direct session of a ClientGuid whose smbd
+# (a TCP session's) is stopped: the child forked for it passes it to that
+# smbd, waits for the answer that does not come, then serves it itself;
+# the stopped smbd, continued, finds the connection claimed
+smb2_stopped_holder() {
+	E2E_WHY= E2E_DETAIL=
+	ok=1
+	fifo=$E2E_DIR/holder.fifo out=$E2E_DIR/holder.out holder=
+	rm -f "$fifo" && mkfifo "$fifo" || fail "mkfifo $fifo"
+	if [ -p "$fifo" ] && start_smbd auto; then
+		smb2 rdma-after-stopped-holder <"$fifo" >"$out" &
+		client=$!
+		exec 9>"$fifo"
+		i=0
+		until grep -q "waiting for a line" "$out" || [ $i -ge 300 ]; do
+			i=$((i + 1))
+			sleep 0.1
+		done
+		holder=$(tcp_smbd_pids) stopped=
+		[ -n "$holder" ] && kill -STOP "$holder" && stopped=1
+		echo go >&9
+		exec 9>&-
+		if wait "$client"; then
+			ok=0
+		else
+			fail "$(sed -n 's/^SMB2 \(.* FAIL .*\)/\1/p' "$out")"
+		fi
+		[ -z "$stopped" ] || kill -CONT "$holder"
+		if [ -z "$stopped" ]; then
+			ok=1
+			fail "no smbd of the TCP session to stop: '$holder'"
+		elif [ $ok = 0 ] && ! grep -q "not passed to its holder" \
+			"$E2E_DIR/log/smbd.out"; then
+			ok=1
+			fail "the child did not say it served the session itself"
+		fi
+		[ $ok != 0 ] || E2E_DETAIL="the TCP session's smbd $holder stopped"
+		[ $ok = 0 ] || sed 's/^/  smb2: /' "$out"
+	fi
+	stop_smbd
+	rm -f "$fifo" "$out"
+	scenario_result smb2-rdma-after-stopped-holder $ok
+}
+
 # smb2_small_pool: each smbd's pool smaller than the largest transfer
 # (4 buffers of 1 MiB): smbd offers no READ or WRITE larger than its pool,
 # and serves the largest it offers; with the pool held, WRITEs wait for

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "client.h"
 #include "io_run.h"
@@ -1135,8 +1136,9 @@ Status check_cancel(Run &run)
 
 // A client with a TCP session opens a new session over SMB Direct with
 // the same ClientGuid, as Windows (one ClientGuid per machine) and a
-// reconnecting Linux client do: the TCP smbd holds the ClientGuid, and
-// the SMB Direct one serves its session all the same.
+// reconnecting Linux client do: the smbd that holds the ClientGuid serves
+// that session too, so that another TCP connection, which Samba passes to
+// that smbd by its ClientGuid, binds to it.
 Status check_rdma_after_tcp(Run &run)
 {
     auto tcp = run.open(Carrier::tcp);
@@ -1153,9 +1155,49 @@ Status check_rdma_after_tcp(Run &run)
         return o.error();
     if (auto st = inline_round(run, *o->tree, o->file, kOffset); !st)
         return st;
+    auto tcp2 = run.open(Carrier::tcp);
+    if (!tcp2)
+        return tcp2.error();
+    if (auto st = o->session->bind(*tcp2->conn, run.opt().creds); !st)
+        return st;
+    run.step("binding SESSION_SETUP over a second TCP connection to the "
+             "SMB Direct session");
+    Tree over_tcp = o->tree->on(*tcp2->conn);
+    if (auto st = read_back(run, over_tcp, o->file, kOffset); !st)
+        return st;
+    run.step("READ over TCP of what SMB Direct wrote");
     if (auto st = close_all(run, *o, *rdma->conn); !st)
         return st;
     return logoff(*first->session, *tcp->conn);
+}
+
+// rdma-after-tcp when the smbd holding the ClientGuid does not answer (the
+// scenario stops it with SIGSTOP once this check, its TCP session up,
+// waits for a line on standard input): the child forked for the SMB
+// Direct session waits for the holder a while, then serves the session
+// itself. The TCP connection ends without a LOGOFF: its smbd is stopped.
+Status check_rdma_after_stopped_holder(Run &run)
+{
+    auto tcp = run.open(Carrier::tcp);
+    if (!tcp)
+        return tcp.error();
+    auto first = open_tree(run, *tcp->conn);
+    if (!first)
+        return first.error();
+    run.step("TCP session up; waiting for a line on standard input");
+    char line[64];
+    if (!std::fgets(line, sizeof(line), stdin))
+        return make_error(Errc::invalid_argument,
+                          "standard input ended before the line");
+    auto rdma = run.open(Carrier::rdma);
+    if (!rdma)
+        return rdma.error();
+    auto o = open_file(run, *rdma->conn);
+    if (!o)
+        return o.error();
+    if (auto st = inline_round(run, *o->tree, o->file, kOffset); !st)
+        return st;
+    return close_all(run, *o, *rdma->conn);
 }
 
 // A WRITE over RDMA to a file opened for reading only: access denied, and
@@ -1555,6 +1597,10 @@ const std::vector<Smb2Check> &smb2_checks()
         {"rdma-after-tcp",
          "a new SMB Direct session of a ClientGuid a TCP session holds",
          check_rdma_after_tcp},
+        {"rdma-after-stopped-holder",
+         "rdma-after-tcp with the TCP session's smbd stopped (waits for a "
+         "line on standard input first)",
+         check_rdma_after_stopped_holder},
         {"denied-write",
          "an RDMA WRITE to a file opened for reading only (over SMB Direct)",
          check_denied_write},
