@@ -5,12 +5,12 @@
 # into a prefix, with libsmbd beside it. The line is the argument or
 # SMBD_SAMBA_LINE: 4.17 (Debian 12) or 4.22 (Debian 13), by default the
 # machine's own release's; its series is samba-patches/<line>/.
-# --default-line prints that default, --lines every line. --bisect [line]
-# builds every prefix of the series in turn (patch 1, patches 1-2, ...),
-# in a tree of its own and without installing, and stops at the first that
-# does not build, or warns in a file of the series: each patch must build
-# on its own. The build is cached outside the
-# checkout: one tree per source version and configure flags, rebuilt
+# --default-line prints that default, --lines every line. --bisect (before
+# or after the line) builds every prefix of the series in turn (patch 1,
+# patches 1-2, ...), in a tree of its own and without installing, and
+# stops at the first that does not build, or warns in a file of the
+# series: each patch must build on its own. The build is cached outside
+# the checkout: one tree per source version and configure flags, rebuilt
 # incrementally when the patches or libsmbd's interface change; the
 # pristine source is cached once per version. libsmbd itself is installed
 # again at every run, so the prefix has the tree's library. Prints the
@@ -29,20 +29,23 @@ trixie) default_line=4.22 ;;
 esac
 # the lines, each with the Debian release whose Samba it is
 lines="4.17:bookworm 4.22:trixie"
-case ${1:-} in
---default-line) echo "$default_line"; exit 0 ;;
---lines) echo "$lines" | sed 's/:[a-z]*//g'; exit 0 ;;
-esac
-bisect=
-if [ "${1:-}" = --bisect ]; then
-	bisect=-bisect
-	shift
-fi
-if [ $# -gt 1 ]; then
+usage() {
 	echo "usage: $0 [--default-line | --lines | [--bisect] [line]]" >&2
 	exit 2
-fi
-line=${1:-${SMBD_SAMBA_LINE:-$default_line}}
+}
+case ${1:-} in
+--default-line) [ $# = 1 ] || usage; echo "$default_line"; exit 0 ;;
+--lines) [ $# = 1 ] || usage; echo "$lines" | sed 's/:[a-z]*//g'; exit 0 ;;
+esac
+bisect= line=
+for a in "$@"; do
+	case $a in
+	--bisect) [ -z "$bisect" ] || usage; bisect=-bisect ;;
+	-*) usage ;;
+	*) [ -z "$line" ] || usage; line=$a ;;
+	esac
+done
+line=${line:-${SMBD_SAMBA_LINE:-$default_line}}
 suite=
 case $line in
 *[!0-9.]* | '') ;;

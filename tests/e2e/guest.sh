@@ -60,6 +60,10 @@ smb2_read_cached
 smb2_reload
 # %a and %R of smb.conf over SMB Direct, whose NEGOTIATE the driver answers
 smb2_remote_names
+# testparm's warnings for "server smb direct"
+testparm_smb_direct
+# the smbdirect debug class: the transport's messages alone
+smb2_debug_class
 # "server smb direct" turned on and off by reloads
 smb2_reload_on_off
 # sessions no channel can bind to are not registered with the kernel,

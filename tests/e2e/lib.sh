@@ -567,6 +567,74 @@ smb2_stopped_holder() {
 	scenario_result smb2-rdma-after-stopped-holder $ok
 }
 
+# smb2_debug_class: "log level = 1 smbdirect:3" logs the SMB Direct
+# transport's messages of levels 2 and 3, and no other code's
+smb2_debug_class() {
+	E2E_WHY= E2E_DETAIL=
+	ok=1
+	log=$E2E_DIR/log/smbd.out
+	if E2E_CONF_EXTRA="	log level = 1 smbdirect:3" start_smbd auto; then
+		# a header: [date,  3] ../../source3/smbd/smb2_smbdirect.c:807(...)
+		if ! out=$(smb2 session); then
+			fail "session: $(printf '%s\n' "$out" | tail -n 1)"
+		elif ! grep -q '^  *SMB Direct channel from' "$log"; then
+			fail "no level-3 message of the smbdirect class"
+		elif others=$(grep -E '^\[[^]]*,  [23][],]' "$log" |
+			grep -v 'source3/smbd/smb2_smbdirect\.c:'); [ -n "$others" ]; then
+			fail "messages of other classes: $(echo "$others" | head -n 1)"
+		else
+			ok=0
+			E2E_DETAIL="$(grep -cE '^\[[^]]*,  [23][],]' "$log") messages of levels 2-3, all from smb2_smbdirect.c"
+		fi
+	fi
+	stop_smbd
+	scenario_result smb2-debug-class $ok
+}
+
+# testparm_warns <warning expected, or "" for none> <signing> [<max
+# protocol>]: what testparm says of "server smb direct" for the smb.conf
+# of write_conf (and E2E_CONF_EXTRA)
+testparm_warns() {
+	write_conf "$2" "${3:-}"
+	got=$("$SMBD_SAMBA/bin/testparm" -s "$E2E_DIR/smb.conf" 2>&1 >/dev/null |
+		grep -i 'smb direct')
+	if [ -z "$1" ]; then
+		[ -z "$got" ] || fail "unexpected: $got"
+	else
+		printf '%s\n' "$got" | grep -q "$1" ||
+			fail "no warning '$1' (got: ${got:-none})"
+	fi
+}
+
+# testparm_smb_direct: testparm warns where "server smb direct = yes"
+# cannot work or Windows would not use it, and not otherwise
+testparm_smb_direct() {
+	E2E_WHY= E2E_DETAIL=
+	ok=1
+	if ! testparm_warns "" auto; then
+		:
+	elif ! E2E_CONF_EXTRA="	server min protocol = SMB2_10" \
+		testparm_warns "needs 'server max protocol' SMB3_00" auto SMB2_10; then
+		:
+	elif ! E2E_CONF_EXTRA="	server multi channel support = no" \
+		testparm_warns "no RDMA channel binds" auto; then
+		:
+	elif ! E2E_CONF_EXTRA="	server smb encrypt = required" \
+		testparm_warns "encrypt = .required. SMB Direct moves no" auto; then
+		:
+	elif ! testparm_warns "signing = mandatory. SMB Direct" mandatory; then
+		:
+	elif ! rmmod smbdirect; then
+		fail "cannot unload the module"
+	else
+		# no module, no device
+		testparm_warns "device cannot be opened" auto && ok=0
+		insmod "$SMBD_DRIVER" || { ok=1; fail "insmod failed"; }
+	fi
+	[ $ok != 0 ] || E2E_DETAIL="5 warnings, none for a working configuration"
+	scenario_result testparm-smb-direct $ok
+}
+
 # smb2_small_pool: each smbd's pool smaller than the largest transfer
 # (4 buffers of 1 MiB): smbd offers no READ or WRITE larger than its pool,
 # and serves the largest it offers; with the pool held, WRITEs wait for
