@@ -62,6 +62,8 @@ smb2_reload
 smb2_remote_names
 # testparm's warnings for "server smb direct"
 testparm_smb_direct
+# smbcontrol's view of the device, joined to the driver's by connection id
+smbcontrol_smbdirect_status
 # the smbdirect debug class: the transport's messages alone
 smb2_debug_class
 # "server smb direct" turned on and off by reloads

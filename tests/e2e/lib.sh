@@ -635,6 +635,45 @@ testparm_smb_direct() {
 	scenario_result testparm-smb-direct $ok
 }
 
+# smbcontrol_smbdirect_status: with a cifs mount over SMB Direct,
+# "smbcontrol all smbdirect-status" shows the parent listening, and the
+# mount's connection, by the driver's id, in the smbd the driver says
+# owns it
+smbcontrol_smbdirect_status() {
+	E2E_WHY= E2E_DETAIL=
+	ok=1
+	if start_smbd auto; then
+		if ! mount -t cifs "//e2e-server/e2e" "$E2E_MNT" \
+			-o "rdma,vers=3.1.1,ip=$SMBD_ADDR,username=$E2E_USER,password=$E2E_PASS"; then
+			fail "mount -o rdma failed"
+		else
+			# id=<id> state=owned ... owner_pid=<pid>
+			set -- $(sed -n 's/^id=\([0-9]*\) state=owned .* owner_pid=\([0-9]*\) .*/\1 \2/p' \
+				/sys/kernel/debug/smbdirect/connections)
+			out=$("$SMBD_SAMBA/bin/smbcontrol" -s "$E2E_DIR/smb.conf" \
+				all smbdirect-status 2>&1)
+			# each line after "PID <pid>: " belongs to that pid
+			conn=$(printf '%s\n' "$out" | awk -v pid="${2:-none}" -v id="${1:-none}" '
+				/^PID / { p = $2; sub(/:$/, "", p) }
+				p == pid && $1 == "connection" && $2 == id && $3 == "from" { print }')
+			if [ $# != 2 ]; then
+				fail "the driver owns $(($# / 2)) connections, expected 1"
+			elif ! printf '%s\n' "$out" |
+				grep -q "^PID $SMBD_PID: SMB Direct: listening for new sessions"; then
+				fail "the parent $SMBD_PID did not say it listens: $out"
+			elif [ -z "$conn" ]; then
+				fail "no connection $1 in smbd $2's answer: $out"
+			else
+				ok=0
+				E2E_DETAIL="smbd $2:$conn"
+			fi
+			umount "$E2E_MNT" || { ok=1; fail "umount failed"; }
+		fi
+	fi
+	stop_smbd
+	scenario_result smbcontrol-smbdirect-status $ok
+}
+
 # smb2_small_pool: each smbd's pool smaller than the largest transfer
 # (4 buffers of 1 MiB): smbd offers no READ or WRITE larger than its pool,
 # and serves the largest it offers; with the pool held, WRITEs wait for
