@@ -64,7 +64,7 @@ smb2_remote_names
 testparm_smb_direct
 # smbcontrol's view of the device, joined to the driver's by connection id
 smbcontrol_smbdirect_status
-# the smbdirect debug class: the transport's messages alone
+# the smbdirect debug class: the transport's messages alone, and only them
 smb2_debug_class
 # "server smb direct" turned on and off by reloads
 smb2_reload_on_off

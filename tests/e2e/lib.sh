@@ -567,27 +567,36 @@ smb2_stopped_holder() {
 	scenario_result smb2-rdma-after-stopped-holder $ok
 }
 
-# smb2_debug_class: "log level = 1 smbdirect:3" logs the SMB Direct
-# transport's messages of levels 2 and 3, and no other code's
+# smb2_debug_class: the smbdirect debug class alone at level 10 logs the
+# SMB Direct transport's level-5 message of a new channel and none of
+# smb2's per-request level-10 ones, and smb2 alone the other way round
+# (smbd logs to stdout without headers, so the classes are told apart
+# by their messages)
+smb2_debug_class_session() {
+	E2E_CONF_EXTRA="	log level = 1 $1:10" start_smbd auto || return 1
+	out=$(smb2 session) ||
+		fail "session with $1:10: $(printf '%s\n' "$out" | tail -n 1)"
+	r=$?
+	stop_smbd
+	return $r
+}
 smb2_debug_class() {
 	E2E_WHY= E2E_DETAIL=
 	ok=1
 	log=$E2E_DIR/log/smbd.out
-	if E2E_CONF_EXTRA="	log level = 1 smbdirect:3" start_smbd auto; then
-		# a header: [date,  3] ../../source3/smbd/smb2_smbdirect.c:807(...)
-		if ! out=$(smb2 session); then
-			fail "session: $(printf '%s\n' "$out" | tail -n 1)"
-		elif ! grep -q '^  *SMB Direct channel from' "$log"; then
-			fail "no level-3 message of the smbdirect class"
-		elif others=$(grep -E '^\[[^]]*,  [23][],]' "$log" |
-			grep -v 'source3/smbd/smb2_smbdirect\.c:'); [ -n "$others" ]; then
-			fail "messages of other classes: $(echo "$others" | head -n 1)"
-		else
-			ok=0
-			E2E_DETAIL="$(grep -cE '^\[[^]]*,  [23][],]' "$log") messages of levels 2-3, all from smb2_smbdirect.c"
-		fi
+	channel='SMB Direct channel from' request='opcode\[SMB2_OP_'
+	if ! smb2_debug_class_session smbdirect; then
+		:
+	elif ! grep -q "$channel" "$log" || grep -q "$request" "$log"; then
+		fail "smbdirect:10: $(grep -c "$channel" "$log") channel and $(grep -c "$request" "$log") request messages, expected some and none"
+	elif ! smb2_debug_class_session smb2; then
+		:
+	elif grep -q "$channel" "$log" || ! grep -q "$request" "$log"; then
+		fail "smb2:10: $(grep -c "$channel" "$log") channel and $(grep -c "$request" "$log") request messages, expected none and some"
+	else
+		ok=0
+		E2E_DETAIL="smbdirect:10 and smb2:10 each log their own class alone"
 	fi
-	stop_smbd
 	scenario_result smb2-debug-class $ok
 }
 
@@ -620,7 +629,7 @@ testparm_smb_direct() {
 		testparm_warns "no RDMA channel binds" auto; then
 		:
 	elif ! E2E_CONF_EXTRA="	server smb encrypt = required" \
-		testparm_warns "encrypt = .required. SMB Direct moves no" auto; then
+		testparm_warns "encrypt = required. SMB Direct moves no" auto; then
 		:
 	elif ! testparm_warns "signing = mandatory. SMB Direct" mandatory; then
 		:

@@ -280,13 +280,14 @@ std::vector<uint8_t> test_pdu(uint64_t session, uint64_t n, uint32_t size)
     return smbd::client::build_echo_pdu({2 + n, session, size});
 }
 
-std::string echo_once(Client &c, uint64_t n, uint32_t size)
+std::string echo_once(Client &c, uint64_t n, uint32_t size,
+                      std::chrono::milliseconds wait)
 {
     smbd::client::EchoSpec spec{2 + n, c.session_id(), size};
     if (auto st = c.send_pdu(smbd::client::build_echo_pdu(spec)); !st)
         return "sending a " + std::to_string(size) +
                "-byte PDU: " + st.error().message;
-    auto got = c.recv_pdu(10s);
+    auto got = c.recv_pdu(wait);
     if (!got)
         return "echo of a " + std::to_string(size) +
                "-byte PDU: " + got.error().message;

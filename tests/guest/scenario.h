@@ -117,8 +117,10 @@ smbd::client::SessionSetupOptions session_setup_options(bool binding,
 // The PDU the peer sends as its @n-th echo of @size bytes.
 std::vector<uint8_t> test_pdu(uint64_t session, uint64_t n, uint32_t size);
 
-// Sends @pdu, waits for its echo and checks it; "" or what went wrong.
-std::string echo_once(Client &c, uint64_t n, uint32_t size);
+// Sends @pdu, waits for its echo (at most @wait) and checks it; "" or what
+// went wrong.
+std::string echo_once(Client &c, uint64_t n, uint32_t size,
+                      std::chrono::milliseconds wait = 10s);
 
 // Runs @fn on a thread: the peer while the test drives the smbd side.
 // The result is "" when the peer saw what it expected, else what it saw.
