@@ -30,7 +30,7 @@ esac
 # the lines, each with the Debian release whose Samba it is
 lines="4.17:bookworm 4.22:trixie"
 usage() {
-	echo "usage: $0 [--default-line | --lines | [--bisect] [line]]" >&2
+	echo "usage: $0 [--default-line | --lines | [--bisect] [line] | [line] --bisect]" >&2
 	exit 2
 }
 case ${1:-} in
