@@ -613,7 +613,10 @@ testparm_warns() {
 	else
 		printf '%s\n' "$got" | grep -q "$1" ||
 			fail "no warning '$1' (got: ${got:-none})"
-	fi
+	fi || return 1
+	# each warning ends its line (a C string escaped twice printed "\n")
+	! printf '%s\n' "$got" | grep -qF '\n' ||
+		fail "a warning does not end its line: $got"
 }
 
 # testparm_smb_direct: testparm warns where "server smb direct = yes"
