@@ -39,11 +39,19 @@ run_smb2 smb2-bind-tcp bind-tcp
 # a new SMB Direct session of a ClientGuid a TCP smbd holds
 run_smb2 smb2-rdma-after-tcp rdma-after-tcp
 # ... whose smbd does not answer: the child serves it after a wait
-smb2_stopped_holder
+smb2_holder stopped
+# ... whose smbd does not serve SMB Direct: it says so, the child serves it
+smb2_holder refusing
 # a WRITE to a file opened for reading: refused before any RDMA
 E2E_RDMA_IN=0 run_smb2 smb2-denied-write denied-write
 # channel info the server refuses, over SMB Direct and over TCP
 run_smb2 smb2-channel-validation channel-validation
+# "server smb direct max io size": what the SMB Direct negotiation and the
+# SMB2 NEGOTIATE offer, and transfers of that size
+E2E_CONF_EXTRA="	server smb direct max io size = 1048576" \
+	E2E_EXPECT="MaxReadWriteSize 1048576
+MaxReadSize 1048576, MaxWriteSize 1048576" \
+	run_smb2 smb2-max-io-size max-io
 # a client that reassembles 131072 bytes: no response larger; READs
 # without aio, so that a compound's responses travel as one message (4.22
 # lets the last READ of a compound go async, and the responses before it

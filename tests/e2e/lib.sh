@@ -196,12 +196,14 @@ CONF
 
 # smbd_ready: what start_smbd waits for. E2E_SMBD_RDMA=on: the master
 # registered as the driver's listener; off: it logged that it could not;
-# tcp: SMB Direct is off in smb.conf, TCP port 445 listens
+# tcp: SMB Direct is off in smb.conf, TCP port 445 listens (state 0A: a
+# connection of an earlier smbd to port 445 may linger)
 smbd_ready() {
 	case ${E2E_SMBD_RDMA:-on} in
 	on) listening yes 1 ;;
 	off) grep -q "SMB Direct is off" "$E2E_DIR/log/smbd.out" ;;
-	tcp) grep -q ':01BD ' /proc/net/tcp /proc/net/tcp6 2>/dev/null ;;
+	tcp) cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+		awk '$2 ~ /:01BD$/ && $4 == "0A" { found = 1 } END { exit !found }' ;;
 	esac
 }
 
@@ -237,6 +239,12 @@ start_smbd() {
 			return 1
 		sleep 0.1
 	done
+}
+
+# start_smbd_tcp: smbd with "server smb direct" off (a reload may turn
+# it on)
+start_smbd_tcp() {
+	E2E_CONF_EXTRA="	server smb direct = no" E2E_SMBD_RDMA=tcp start_smbd auto
 }
 
 # the processes that hold /dev/smbd open
@@ -496,8 +504,7 @@ smb2_remote_names() {
 smb2_reload_on_off() {
 	E2E_WHY= E2E_DETAIL=
 	ok=1
-	if E2E_CONF_EXTRA="	server smb direct = no" E2E_SMBD_RDMA=tcp \
-		start_smbd auto; then
+	if start_smbd_tcp; then
 		if listening yes 20; then
 			fail "SMB Direct served while off"
 		elif ! write_conf auto || ! kill -HUP "$SMBD_PID" ||
@@ -523,17 +530,25 @@ smb2_reload_on_off() {
 	scenario_result smb2-reload-on-off $ok
 }
 
-# smb2_stopped_holder: a new SMB Direct session of a ClientGuid whose smbd
-# (a TCP session's) is stopped: the child forked for it passes it to that
-# smbd, waits for the answer that does not come, then serves it itself;
-# the stopped smbd, continued, finds the connection claimed
-smb2_stopped_holder() {
+# smb2_holder stopped|refusing: a new SMB Direct session of a ClientGuid
+# whose smbd (a TCP session's) cannot take it: stopped (SIGSTOP), it does
+# not answer, and the child forked for the session waits for it a while;
+# forked while "server smb direct" was off and turned on by a reload, it
+# refuses at once. Either way the child serves the session itself and
+# logs the holder's answer: NT_STATUS_IO_TIMEOUT for none,
+# NT_STATUS_NOT_SUPPORTED for the refusal. A stopped smbd, continued,
+# finds the connection claimed.
+smb2_holder() {
 	E2E_WHY= E2E_DETAIL=
 	ok=1
-	fifo=$E2E_DIR/holder.fifo out=$E2E_DIR/holder.out holder=
+	fifo=$E2E_DIR/holder.fifo out=$E2E_DIR/holder.out holder= cued=
+	case $1 in
+	stopped) answer=NT_STATUS_IO_TIMEOUT started="start_smbd auto" ;;
+	refusing) answer=NT_STATUS_NOT_SUPPORTED started=start_smbd_tcp ;;
+	esac
 	rm -f "$fifo" && mkfifo "$fifo" || fail "mkfifo $fifo"
-	if [ -p "$fifo" ] && start_smbd auto; then
-		smb2 rdma-after-stopped-holder <"$fifo" >"$out" &
+	if [ -p "$fifo" ] && $started; then
+		smb2 rdma-after-tcp-on-cue <"$fifo" >"$out" &
 		client=$!
 		exec 9>"$fifo"
 		i=0
@@ -541,8 +556,17 @@ smb2_stopped_holder() {
 			i=$((i + 1))
 			sleep 0.1
 		done
-		holder=$(tcp_smbd_pids) stopped=
-		[ -n "$holder" ] && kill -STOP "$holder" && stopped=1
+		holder=$(tcp_smbd_pids)
+		if [ -z "$holder" ]; then
+			fail "no smbd of the TCP session: '$holder'"
+		elif [ "$1" = stopped ]; then
+			kill -STOP "$holder" && cued=1
+		elif ! write_conf auto || ! kill -HUP "$SMBD_PID" ||
+			! listening yes; then
+			fail "SMB Direct turned on by a reload: no listener"
+		else
+			cued=1
+		fi
 		# a client that ended already reads no line: no SIGPIPE here
 		! kill -0 "$client" 2>/dev/null || echo go >&9
 		exec 9>&-
@@ -551,21 +575,22 @@ smb2_stopped_holder() {
 		else
 			fail "$(sed -n 's/^SMB2 \(.* FAIL .*\)/\1/p' "$out")"
 		fi
-		[ -z "$stopped" ] || kill -CONT "$holder"
-		if [ -z "$stopped" ]; then
+		[ "$1" != stopped ] || [ -z "$cued" ] || kill -CONT "$holder"
+		if [ -z "$cued" ]; then
 			ok=1
-			fail "no smbd of the TCP session to stop: '$holder'"
-		elif [ $ok = 0 ] && ! grep -q "not passed to its holder" \
+		elif [ $ok = 0 ] && ! grep -q "not passed to its holder: $answer" \
 			"$E2E_DIR/log/smbd.out"; then
 			ok=1
-			fail "the child did not say it served the session itself"
+			fail "the child did not log the holder's answer $answer: $(
+				grep "not passed to its holder" "$E2E_DIR/log/smbd.out")"
 		fi
-		[ $ok != 0 ] || E2E_DETAIL="the TCP session's smbd $holder stopped"
+		[ $ok != 0 ] ||
+			E2E_DETAIL="the TCP session's smbd $holder $1: $answer"
 		[ $ok = 0 ] || sed 's/^/  smb2: /' "$out"
 	fi
 	stop_smbd
 	rm -f "$fifo" "$out"
-	scenario_result smb2-rdma-after-stopped-holder $ok
+	scenario_result "smb2-rdma-after-$1-holder" $ok
 }
 
 # smb2_debug_class: the smbdirect debug class alone at level 10 logs the
@@ -637,6 +662,9 @@ testparm_smb_direct() {
 		:
 	elif ! testparm_warns "signing = mandatory. SMB Direct" mandatory; then
 		:
+	elif ! E2E_CONF_EXTRA="	server smb direct max io size = 4096" \
+		testparm_warns "max io size' is below 65536" auto; then
+		:
 	elif ! rmmod smbdirect; then
 		fail "cannot unload the module"
 	else
@@ -644,14 +672,14 @@ testparm_smb_direct() {
 		testparm_warns "device cannot be opened" auto && ok=0
 		insmod "$SMBD_DRIVER" || { ok=1; fail "insmod failed"; }
 	fi
-	[ $ok != 0 ] || E2E_DETAIL="5 warnings, none for a working configuration"
+	[ $ok != 0 ] || E2E_DETAIL="6 warnings, none for a working configuration"
 	scenario_result testparm-smb-direct $ok
 }
 
 # smbcontrol_smbdirect_status: with a cifs mount over SMB Direct,
 # "smbcontrol all smbdirect-status" shows the parent listening, and the
 # mount's connection, by the driver's id, in the smbd the driver says
-# owns it
+# owns it; at its exit the parent leaves none of its messaging behind
 smbcontrol_smbdirect_status() {
 	E2E_WHY= E2E_DETAIL=
 	ok=1
@@ -683,7 +711,16 @@ smbcontrol_smbdirect_status() {
 			umount "$E2E_MNT" || { ok=1; fail "umount failed"; }
 		fi
 	fi
+	parent=$SMBD_PID
 	stop_smbd
+	# the parent frees its messaging before its device handle at exit:
+	# it must not make it anew (which nothing then removes)
+	if [ $ok = 0 ]; then
+		for f in "$E2E_DIR/lock/msg.lock/$parent" \
+			"$E2E_DIR/private/msg.sock/$parent"; do
+			[ ! -e "$f" ] || { ok=1; fail "the parent left $f at its exit"; }
+		done
+	fi
 	scenario_result smbcontrol-smbdirect-status $ok
 }
 
@@ -1029,7 +1066,8 @@ smb2_bind_interfaces_only() {
 # run_smb2 <name> <smbdirect-smb2 arguments>: checks of our client, which
 # drives the server as Windows does (tools/client/smb2_checks.cpp), against
 # E2E_SERVER with E2E_SIGNING as above. The line counts the bytes the
-# driver moved by RDMA; E2E_RDMA_IN: the bytes it must have pulled.
+# driver moved by RDMA; E2E_RDMA_IN: the bytes it must have pulled;
+# E2E_EXPECT: lines (one per line) the checks' steps must each say.
 run_smb2() {
 	name=$1
 	shift
@@ -1058,6 +1096,15 @@ run_smb2() {
 			grew=$(( $(counter "$E2E_COUNT") - c0 ))
 			[ "$grew" = 1 ] ||
 				{ ok=1; E2E_WHY="$E2E_COUNT grew by $grew, expected 1"; }
+		fi
+		# E2E_EXPECT: lines each of which some step of the checks says
+		if [ $ok = 0 ] && [ -n "${E2E_EXPECT:-}" ]; then
+			missing=$(printf '%s\n' "$E2E_EXPECT" | while IFS= read -r want; do
+				printf '%s\n' "$out" | grep -qF -- "$want" ||
+					printf '%s\n' "$want"
+			done)
+			[ -z "$missing" ] ||
+				{ ok=1; E2E_WHY="no step says: $missing"; }
 		fi
 	fi
 	stop_server

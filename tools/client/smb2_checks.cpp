@@ -1171,12 +1171,13 @@ Status check_rdma_after_tcp(Run &run)
     return logoff(*first->session, *tcp->conn);
 }
 
-// rdma-after-tcp when the smbd holding the ClientGuid does not answer (the
-// scenario stops it with SIGSTOP once this check, its TCP session up,
-// waits for a line on standard input): the child forked for the SMB
-// Direct session waits for the holder a while, then serves the session
-// itself. The TCP connection ends without a LOGOFF: its smbd is stopped.
-Status check_rdma_after_stopped_holder(Run &run)
+// rdma-after-tcp with a cue between the two sessions: once its TCP
+// session is up, this check waits for a line on standard input, while the
+// scenario makes the smbd holding the ClientGuid unable to take the SMB
+// Direct connection (stopped, or not serving SMB Direct). The child forked
+// for the SMB Direct session then serves it itself. The TCP connection
+// ends without a LOGOFF: its smbd may be stopped.
+Status check_rdma_after_tcp_on_cue(Run &run)
 {
     auto tcp = run.open(Carrier::tcp);
     if (!tcp)
@@ -1597,10 +1598,10 @@ const std::vector<Smb2Check> &smb2_checks()
         {"rdma-after-tcp",
          "a new SMB Direct session of a ClientGuid a TCP session holds",
          check_rdma_after_tcp},
-        {"rdma-after-stopped-holder",
-         "rdma-after-tcp with the TCP session's smbd stopped (waits for a "
-         "line on standard input first)",
-         check_rdma_after_stopped_holder},
+        {"rdma-after-tcp-on-cue",
+         "rdma-after-tcp that waits for a line on standard input between "
+         "the two sessions",
+         check_rdma_after_tcp_on_cue},
         {"denied-write",
          "an RDMA WRITE to a file opened for reading only (over SMB Direct)",
          check_denied_write},
