@@ -76,6 +76,8 @@ smbcontrol_smbdirect_status
 smb2_debug_class
 # "server smb direct" turned on and off by reloads
 smb2_reload_on_off
+# ... and a mount's live SMB Direct connection through such reloads
+smb2_reload_live
 # sessions no channel can bind to are not registered with the kernel,
 # which answers a binding to them itself: SMB 2.1, multichannel off, a
 # guest

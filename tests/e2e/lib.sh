@@ -530,6 +530,91 @@ smb2_reload_on_off() {
 	scenario_result smb2-reload-on-off $ok
 }
 
+# live_channel_kept <id> <when>: connection <id> is still the mount's
+# (owned), no connection ended, and the big file reads back through it
+# from the server
+live_channel_kept() {
+	[ "$(owned_ids)" = "$1" ] ||
+		fail "$2: the mount's connection $1 is now '$(owned_ids)'" ||
+		return 1
+	[ "$(disconnects)" = "$E2E_DISCONNECTS" ] ||
+		fail "$2: connections ended (disconnect_* $E2E_DISCONNECTS, now $(disconnects))" ||
+		return 1
+	echo 3 >/proc/sys/vm/drop_caches
+	[ "$(md5sum <"$E2E_MNT/live")" = "$E2E_BIG_SUM" ] ||
+		fail "$2: the file read back differs"
+}
+# the connections that ended, whatever the reason
+disconnects() { cat "$COUNTERS"/disconnect_* | awk '{ n += $1 } END { print n }'; }
+# the ids of the connections an smbd owns
+owned_ids() {
+	sed -n 's/^id=\([0-9]*\) state=owned .*/\1/p' \
+		/sys/kernel/debug/smbdirect/connections | paste -sd' ' -
+}
+# owned_ids_are <ids>: waits up to 10 s for the connections that end
+owned_ids_are() {
+	i=0
+	until [ "$(owned_ids)" = "$1" ]; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "owned connections '$(owned_ids)', expected '$1'" ||
+			return 1
+		sleep 0.1
+	done
+}
+
+# smb2_reload_live: a cifs mount over SMB Direct stays through reloads,
+# each after a SIGHUP has taken effect: "server smb direct" turned off
+# (the listener goes; live connections stay with their smbd) and on
+# again (it comes back), and a new "server smb direct max io size"
+# (for new connections only; a session of our client shows it, and its
+# connection's end is not counted against the mount's): after each, the
+# same connection, owned, no connection ended, and the big file reads
+# back through it
+smb2_reload_live() {
+	E2E_WHY= E2E_DETAIL=
+	ok=1
+	if start_smbd auto; then
+		if ! mount -t cifs "//e2e-server/e2e" "$E2E_MNT" \
+			-o "rdma,vers=3.1.1,ip=$SMBD_ADDR,username=$E2E_USER,password=$E2E_PASS"; then
+			fail "mount -o rdma failed"
+		elif ! cp "$E2E_DIR/big" "$E2E_MNT/live"; then
+			fail "cannot write the file"
+		else
+			id=$(owned_ids) E2E_DISCONNECTS=$(disconnects)
+			if [ -z "$id" ]; then
+				fail "no connection owned for the mount"
+			elif ! E2E_CONF_EXTRA="	server smb direct = no" \
+				write_conf auto || ! kill -HUP "$SMBD_PID" ||
+				! listening no; then
+				fail "SMB Direct turned off: the listener stayed"
+			elif ! live_channel_kept "$id" "turned off"; then
+				:
+			elif ! write_conf auto || ! kill -HUP "$SMBD_PID" ||
+				! listening yes; then
+				fail "SMB Direct turned on again: no listener"
+			elif ! live_channel_kept "$id" "turned on again"; then
+				:
+			elif ! E2E_CONF_EXTRA="	server smb direct max io size = 1048576" \
+				write_conf auto || ! kill -HUP "$SMBD_PID" ||
+				! smb2_reloaded "MaxReadWriteSize 1048576"; then
+				:
+			elif ! owned_ids_are "$id" ||
+				! E2E_DISCONNECTS=$(disconnects) ||
+				! live_channel_kept "$id" "max io size changed"; then
+				:
+			else
+				ok=0
+				E2E_DETAIL="connection $id kept through off, on and a new max io size"
+			fi
+			rm -f "$E2E_MNT/live"
+		fi
+		mountpoint -q "$E2E_MNT" && ! umount "$E2E_MNT" &&
+			{ ok=1; fail "umount failed"; }
+	fi
+	stop_smbd
+	scenario_result smb2-reload-live $ok
+}
+
 # smb2_holder stopped|refusing: a new SMB Direct session of a ClientGuid
 # whose smbd (a TCP session's) cannot take it: stopped (SIGSTOP), it does
 # not answer, and the child forked for the session waits for it a while;
