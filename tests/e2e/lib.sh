@@ -196,15 +196,20 @@ CONF
 
 # smbd_ready: what start_smbd waits for. E2E_SMBD_RDMA=on: the master
 # registered as the driver's listener; off: it logged that it could not;
-# tcp: SMB Direct is off in smb.conf, TCP port 445 listens (state 0A: a
-# connection of an earlier smbd to port 445 may linger)
+# tcp: SMB Direct is off in smb.conf, TCP port 445 listens
 smbd_ready() {
 	case ${E2E_SMBD_RDMA:-on} in
 	on) listening yes 1 ;;
 	off) grep -q "SMB Direct is off" "$E2E_DIR/log/smbd.out" ;;
-	tcp) cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
-		awk '$2 ~ /:01BD$/ && $4 == "0A" { found = 1 } END { exit !found }' ;;
+	tcp) tcp_445_listens ;;
 	esac
+}
+
+# a socket listens on TCP port 445 (state 0A: a connection of an earlier
+# server to that port may linger)
+tcp_445_listens() {
+	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+		awk '$2 ~ /:01BD$/ && $4 == "0A" { found = 1 } END { exit !found }'
 }
 
 # listening yes|no [tries] [pid]: whether the smbd master (or process
@@ -294,7 +299,7 @@ CONF
 		fail "ksmbd.mountd failed: $(tail -n 2 "$E2E_DIR/log/ksmbd.out")" ||
 		return 1
 	i=0
-	until grep -q ':01BD ' /proc/net/tcp /proc/net/tcp6 2>/dev/null; do
+	until tcp_445_listens; do
 		i=$((i + 1))
 		[ $i -lt 300 ] || fail "ksmbd did not listen on 445" || return 1
 		sleep 0.1
@@ -551,15 +556,21 @@ owned_ids() {
 	sed -n 's/^id=\([0-9]*\) state=owned .*/\1/p' \
 		/sys/kernel/debug/smbdirect/connections | paste -sd' ' -
 }
-# owned_ids_are <ids>: waits up to 10 s for the connections that end
-owned_ids_are() {
+# conn_ids_are <ids>: waits up to 10 s for the connections that end to
+# be gone, in any state (the driver counts a connection's end before it
+# removes it)
+conn_ids_are() {
 	i=0
-	until [ "$(owned_ids)" = "$1" ]; do
+	until [ "$(conn_ids)" = "$1" ]; do
 		i=$((i + 1))
-		[ $i -lt 100 ] || fail "owned connections '$(owned_ids)', expected '$1'" ||
+		[ $i -lt 100 ] || fail "connections '$(conn_ids)', expected '$1'" ||
 			return 1
 		sleep 0.1
 	done
+}
+conn_ids() {
+	sed -n 's/^id=\([0-9]*\) .*/\1/p' \
+		/sys/kernel/debug/smbdirect/connections | paste -sd' ' -
 }
 
 # smb2_reload_live: a cifs mount over SMB Direct stays through reloads,
@@ -595,10 +606,10 @@ smb2_reload_live() {
 			elif ! live_channel_kept "$id" "turned on again"; then
 				:
 			elif ! E2E_CONF_EXTRA="	server smb direct max io size = 1048576" \
-				write_conf auto || ! kill -HUP "$SMBD_PID" ||
-				! smb2_reloaded "MaxReadWriteSize 1048576"; then
+				write_conf auto ||
+				! smb2_reloaded "MaxReadWriteSize 1048576$"; then
 				:
-			elif ! owned_ids_are "$id" ||
+			elif ! conn_ids_are "$id" ||
 				! E2E_DISCONNECTS=$(disconnects) ||
 				! live_channel_kept "$id" "max io size changed"; then
 				:
@@ -645,7 +656,11 @@ smb2_holder() {
 		if [ -z "$holder" ]; then
 			fail "no smbd of the TCP session: '$holder'"
 		elif [ "$1" = stopped ]; then
-			kill -STOP "$holder" && cued=1
+			if kill -STOP "$holder"; then
+				cued=1
+			else
+				fail "cannot stop the TCP session's smbd '$holder'"
+			fi
 		elif ! write_conf auto || ! kill -HUP "$SMBD_PID" ||
 			! listening yes; then
 			fail "SMB Direct turned on by a reload: no listener"
@@ -1152,7 +1167,8 @@ smb2_bind_interfaces_only() {
 # drives the server as Windows does (tools/client/smb2_checks.cpp), against
 # E2E_SERVER with E2E_SIGNING as above. The line counts the bytes the
 # driver moved by RDMA; E2E_RDMA_IN: the bytes it must have pulled;
-# E2E_EXPECT: lines (one per line) the checks' steps must each say.
+# E2E_EXPECT: lines (one per line) each of which must end a step of the
+# checks.
 run_smb2() {
 	name=$1
 	shift
@@ -1182,11 +1198,12 @@ run_smb2() {
 			[ "$grew" = 1 ] ||
 				{ ok=1; E2E_WHY="$E2E_COUNT grew by $grew, expected 1"; }
 		fi
-		# E2E_EXPECT: lines each of which some step of the checks says
+		# E2E_EXPECT: lines each of which ends some step of the checks
 		if [ $ok = 0 ] && [ -n "${E2E_EXPECT:-}" ]; then
 			missing=$(printf '%s\n' "$E2E_EXPECT" | while IFS= read -r want; do
-				printf '%s\n' "$out" | grep -qF -- "$want" ||
-					printf '%s\n' "$want"
+				printf '%s\n' "$out" | awk -v w="$want" '
+					substr($0, length($0) - length(w) + 1) == w { f = 1 }
+					END { exit !f }' || printf '%s\n' "$want"
 			done)
 			[ -z "$missing" ] ||
 				{ ok=1; E2E_WHY="no step says: $missing"; }
