@@ -87,8 +87,7 @@ class Smb2Run {
             if (auto st = ch.rdma->negotiate(); !st)
                 return st.error();
             step("SMB Direct negotiated MaxReadWriteSize " +
-                 std::to_string(
-                     ch.rdma->smbd_response().max_read_write_size));
+                 std::to_string(ch.rdma->smbd_response().max_read_write_size));
             t = ch.rdma.get();
         }
         ch.conn = std::make_unique<Connection>(*t, opt_.timeout);
