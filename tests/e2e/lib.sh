@@ -123,11 +123,18 @@ serve_client() {
 
 # await_server: in the client guest of a pair, until serve_client runs
 await_server() {
-	i=0
-	until [ -e "$SMBD_SHARED/server-ready" ]; do
-		i=$((i + 1))
-		[ $i -lt 3000 ] || fail "the server guest did not get ready" ||
-			return 1
+	wait_for 3000 [ -e "$SMBD_SHARED/server-ready" ] ||
+		fail "the server guest did not get ready"
+}
+
+# wait_for <tries> <command...>: runs the command every tenth of a second
+# until it succeeds, at most <tries> times
+wait_for() {
+	wait_n=$1
+	shift
+	until "$@"; do
+		wait_n=$((wait_n - 1))
+		[ $wait_n -gt 0 ] || return 1
 		sleep 0.1
 	done
 }
@@ -560,14 +567,10 @@ owned_ids() {
 # be gone, in any state (the driver counts a connection's end before it
 # removes it)
 conn_ids_are() {
-	i=0
-	until [ "$(conn_ids)" = "$1" ]; do
-		i=$((i + 1))
-		[ $i -lt 100 ] || fail "connections '$(conn_ids)', expected '$1'" ||
-			return 1
-		sleep 0.1
-	done
+	wait_for 100 conn_ids_equal "$1" ||
+		fail "connections '$(conn_ids)', expected '$1'"
 }
+conn_ids_equal() { [ "$(conn_ids)" = "$1" ]; }
 conn_ids() {
 	sed -n 's/^id=\([0-9]*\) .*/\1/p' \
 		/sys/kernel/debug/smbdirect/connections | paste -sd' ' -
