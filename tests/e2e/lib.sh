@@ -588,9 +588,8 @@ smb2_reload_live() {
 	E2E_WHY= E2E_DETAIL=
 	ok=1
 	if start_smbd auto; then
-		if ! mount -t cifs "//e2e-server/e2e" "$E2E_MNT" \
-			-o "rdma,vers=3.1.1,ip=$SMBD_ADDR,username=$E2E_USER,password=$E2E_PASS"; then
-			fail "mount -o rdma failed"
+		if ! mount_e2e "rdma,vers=3.1.1"; then
+			:
 		elif ! cp "$E2E_DIR/big" "$E2E_MNT/live"; then
 			fail "cannot write the file"
 		else
@@ -787,9 +786,8 @@ smbcontrol_smbdirect_status() {
 	E2E_WHY= E2E_DETAIL=
 	ok=1
 	if start_smbd auto; then
-		if ! mount -t cifs "//e2e-server/e2e" "$E2E_MNT" \
-			-o "rdma,vers=3.1.1,ip=$SMBD_ADDR,username=$E2E_USER,password=$E2E_PASS"; then
-			fail "mount -o rdma failed"
+		if ! mount_e2e "rdma,vers=3.1.1"; then
+			:
 		else
 			# id=<id> state=owned ... owner_pid=<pid>
 			set -- $(sed -n 's/^id=\([0-9]*\) state=owned .* owner_pid=\([0-9]*\) .*/\1 \2/p' \
@@ -1257,6 +1255,14 @@ ksmbd_scenarios() {
 		run_scenario ksmbd-signed rdma_files "rdma,vers=3.1.1" 1 inline
 }
 
+# mount_e2e <cifs options>: the share at $E2E_MNT, the address by ip=,
+# which takes IPv6 too (the UNC's host is a name)
+mount_e2e() {
+	mount -t cifs "//e2e-server/e2e" "$E2E_MNT" \
+		-o "$1,ip=${E2E_ADDR:-$SMBD_ADDR},username=$E2E_USER,password=$E2E_PASS" ||
+		fail "mount -o $1 failed: $(dmesg | grep CIFS | tail -n 1)"
+}
+
 # The driver's counters of a scenario's traffic, in scenario()'s order.
 TRAFFIC='for c in rdma_read_bytes rdma_write_bytes bytes_received bytes_sent rdma_writes rdma_replies; do counter $c; done'
 
@@ -1264,11 +1270,7 @@ scenario() {
 	workload=$1 opts=$2 want_channels=$3 mode=$4
 	on_server "start_server ${E2E_SIGNING:-auto}" || return 1
 	wrong0=$(on_server "counter conn_wrong_port")
-	# the address by ip=, which takes IPv6 too; the UNC's host is a name
-	mount -t cifs "//e2e-server/e2e" "$E2E_MNT" \
-		-o "$opts,ip=${E2E_ADDR:-$SMBD_ADDR},username=$E2E_USER,password=$E2E_PASS" ||
-		fail "mount -o $opts failed: $(dmesg | grep CIFS | tail -n 1)" ||
-		return 1
+	mount_e2e "$opts" || return 1
 	rdma_channels=${E2E_RDMA_CHANNELS:-$want_channels}
 	# the client's own report of its connection
 	[ "$rdma_channels" != "$want_channels" ] ||
