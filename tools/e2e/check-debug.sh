@@ -88,6 +88,8 @@ spec() {
 }
 
 # boot <name>
+# KASAN reports only its first finding of a boot without kasan_multi_shot,
+# so one finding would hide the rest of the boot's.
 # A hung task fails the boot in any case; hung_task_panic ends it there,
 # with every blocked task's stack on the console, instead of at the boot's
 # time limit. That limit only catches a guest that stopped making progress
@@ -99,7 +101,7 @@ boot() {
 	rm -f "$logs/$1.log" "$logs/$1.passed"
 	start=$(date +%s)
 	if SMBD_VM_KERNEL=$kernel SMBD_VM_DRIVER=$driver \
-		SMBD_VM_ARGS="smbd.samba=$samba hung_task_panic=1 $params" \
+		SMBD_VM_ARGS="smbd.samba=$samba kasan_multi_shot hung_task_panic=1 $params" \
 		SMBD_VM_MEM=3072 \
 		SMBD_VM_TIMEOUT=${SMBD_VM_TIMEOUT:-7200} \
 		"$repo/tools/vm/$runner" "$scenario" >"$logs/$1.log" 2>&1; then
