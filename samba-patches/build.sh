@@ -219,6 +219,18 @@ build() {
 	# -j reaches waf only through make's flags
 	make -j"$(nproc)" "$1" >>"$log" 2>&1 || { tail -n 40 "$log" >&2; return 1; }
 }
+# unit_tests: the series' cmocka tests, in the trees whose patches have
+# them (bin/ outlives a tree's reset: a test's source says it is there);
+# a failure fails the build. Samba's selftest runs them too, but this
+# build has no selftest.
+unit_tests() {
+	for src in source3/smbd/test_smbdirect_*.c; do
+		[ -e "$src" ] || continue
+		t=bin/$(basename "$src" .c)
+		out=$("$t" 2>&1) || { echo "$out" >&2; echo "samba: $t failed" >&2; return 1; }
+		echo "samba: $t: $(echo "$out" | grep -c '^success:') passed" >&2
+	done
+}
 install_libsmbd
 if [ -n "$bisect" ]; then
 	# the files the series changes, as a pattern
@@ -230,6 +242,7 @@ if [ -n "$bisect" ]; then
 		p=$(basename "$p")
 		start=$(date +%s)
 		build all || { echo "samba-bisect: $line $n/$count $p does not build; log in $log" >&2; exit 1; }
+		unit_tests || { echo "samba-bisect: $line $n/$count $p fails its unit tests" >&2; exit 1; }
 		# a warning in a file of the series fails the patch too
 		# (Samba's default flags warn about little: no -Wall)
 		if grep -E "^(\.\./)*($touched):[0-9]+:[0-9]+: warning:" "$log" >&2; then
@@ -246,6 +259,7 @@ echo "samba: building and installing in $tree; log in $log" >&2
 start=$(date +%s)
 # waf's install builds first
 build install || exit 1
+unit_tests || exit 1
 echo "samba: built and installed in $(( $(date +%s) - start )) s" >&2
 echo "$key" >.installed
 echo "$prefix"

@@ -52,6 +52,11 @@ E2E_CONF_EXTRA="	server smb direct max io size = 1048576" \
 	E2E_EXPECT="MaxReadWriteSize 1048576
 MaxReadSize 1048576, MaxWriteSize 1048576" \
 	run_smb2 smb2-max-io-size max-io
+# ... below the 64 KiB Windows needs for SMB2 I/O: smbd raises it
+E2E_CONF_EXTRA="	server smb direct max io size = 16384" \
+	E2E_EXPECT="MaxReadWriteSize 65536
+MaxReadSize 65536, MaxWriteSize 65536" \
+	run_smb2 smb2-max-io-size-raised max-io
 # a client that reassembles 131072 bytes: no response larger; READs
 # without aio, so that a compound's responses travel as one message (4.22
 # lets the last READ of a compound go async, and the responses before it
