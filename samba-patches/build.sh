@@ -61,12 +61,13 @@ series=$here/$line
 # for --with-system-mitkrb5, yapp for pidl; system talloc, tevent, tdb and
 # popt and cmocka instead of the bundled copies; acl support for a real
 # file server; liburing for the io_uring VFS module, which Debian builds
-# and ships and which must work with the pool too)
+# and ships and which must work with the pool too; jansson for smbstatus
+# --json)
 PKGS="dpkg-dev build-essential python3 pkg-config bison flex perl
 libparse-yapp-perl libjson-perl libgnutls28-dev zlib1g-dev libicu-dev
 libreadline-dev libtasn1-6-dev libtasn1-bin libkrb5-dev libacl1-dev
 libtalloc-dev libtevent-dev libtdb-dev libpopt-dev libbsd-dev libcmocka-dev
-liburing-dev"
+liburing-dev libjansson-dev"
 has_src() {
 	grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list \
 		/etc/apt/sources.list.d/
@@ -141,9 +142,13 @@ for lib in talloc tevent tdb; do
 		{ echo "samba: got lib$lib $have, $line needs $need" >&2; exit 1; }
 done
 
+# smbstatus --json, which shows each channel's transport from 4.22 on
+# (its patch 0017); 4.17's lists no channels
+json=--with-json
+[ "$line" != 4.17 ] || json=--without-json
 FLAGS="--without-ad-dc --with-system-mitkrb5 --without-ads --without-ldap
 --disable-python --without-systemd --without-pam --without-winbind
---disable-cups --disable-iprint --without-json --without-libarchive
+--disable-cups --disable-iprint $json --without-libarchive
 --disable-avahi --disable-spotlight --without-quotas --without-utmp
 --without-automount --without-fam --without-regedit --without-ldb-lmdb
 --without-gpgme --disable-glusterfs --disable-cephfs --without-dmapi

@@ -77,6 +77,11 @@ smb2_remote_names
 testparm_smb_direct
 # smbcontrol's view of the device, joined to the driver's by connection id
 smbcontrol_smbdirect_status
+# smbstatus --json lists channels from 4.22 on
+case $("$SMBD_SAMBA/sbin/smbd" -V) in
+*" 4.17."*) ;;
+*) smbstatus_json ;;
+esac
 # the smbdirect debug class: the transport's messages alone, and only them
 smb2_debug_class
 # "server smb direct" turned on and off by reloads

@@ -825,6 +825,49 @@ smbcontrol_smbdirect_status() {
 	scenario_result smbcontrol-smbdirect-status $ok
 }
 
+# smbstatus_json: a cifs mount over SMB Direct and one over TCP, each a
+# session of its own; smbstatus --json must show the first's channel as
+# "smbdirect" with the id of the connection the driver has owned for it,
+# and the second's as "tcp" (the lines whose smbstatus lists channels:
+# 4.22)
+smbstatus_json() {
+	E2E_WHY= E2E_DETAIL=
+	ok=1
+	tcp_mnt=$E2E_MNT-tcp
+	mkdir -p "$tcp_mnt"
+	if start_smbd auto; then
+		if ! mount_e2e "rdma,vers=3.1.1"; then
+			:
+		elif ! mount_e2e "vers=3.1.1" "$tcp_mnt"; then
+			umount "$E2E_MNT"
+		else
+			id=$(owned_ids)
+			# each channel's transport and connection id, a line each
+			chans=$("$SMBD_SAMBA/bin/smbstatus" -s "$E2E_DIR/smb.conf" \
+				--json 2>&1 | python3 -c '
+import json, sys
+for s in json.load(sys.stdin).get("sessions", {}).values():
+    for c in s.get("channels", {}).values():
+        print(c.get("transport"), c.get("smbdirect_connection_id", "-"))
+' 2>&1)
+			if [ -z "$id" ]; then
+				fail "no connection owned for the mount"
+			elif ! printf '%s\n' "$chans" | grep -qx "smbdirect $id"; then
+				fail "no channel says: smbdirect $id; the channels: $chans"
+			elif ! printf '%s\n' "$chans" | grep -qx "tcp -"; then
+				fail "no channel says: tcp; the channels: $chans"
+			else
+				ok=0
+				E2E_DETAIL=$(printf '%s\n' "$chans" | paste -sd, -)
+			fi
+			umount "$tcp_mnt" || { ok=1; fail "umount failed"; }
+			umount "$E2E_MNT" || { ok=1; fail "umount failed"; }
+		fi
+	fi
+	stop_smbd
+	scenario_result smbstatus-json $ok
+}
+
 # smb2_small_pool: each smbd's pool smaller than the largest transfer
 # (4 buffers of 1 MiB): smbd offers no READ or WRITE larger than its pool,
 # and serves the largest it offers; with the pool held, WRITEs wait for
@@ -1258,7 +1301,7 @@ ksmbd_scenarios() {
 # mount_e2e <cifs options>: the share at $E2E_MNT, the address by ip=,
 # which takes IPv6 too (the UNC's host is a name)
 mount_e2e() {
-	mount -t cifs "//e2e-server/e2e" "$E2E_MNT" \
+	mount -t cifs "//e2e-server/e2e" "${2:-$E2E_MNT}" \
 		-o "$1,ip=${E2E_ADDR:-$SMBD_ADDR},username=$E2E_USER,password=$E2E_PASS" ||
 		fail "mount -o $1 failed: $(dmesg | grep CIFS | tail -n 1)"
 }
