@@ -214,6 +214,7 @@ build() {
 		dpkg-query -W -f='${Version}\n' libtalloc-dev libtevent-dev libtdb-dev) |
 		sha256sum | cut -c1-16)
 	: >"$log"
+	rm -f bin/default/source3/test_smbdirect_*
 	if [ "$(cat .configured 2>/dev/null)" != "$conf_key" ]; then
 		# shellcheck disable=SC2086 # the flags are split on purpose
 		PKG_CONFIG_PATH="$prefix/lib/pkgconfig" ./configure --prefix="$prefix" \
@@ -224,16 +225,23 @@ build() {
 	# -j reaches waf only through make's flags
 	make -j"$(nproc)" "$1" >>"$log" 2>&1 || { tail -n 40 "$log" >&2; return 1; }
 }
-# unit_tests: the series' cmocka tests, in the trees whose patches have
-# them (bin/ outlives a tree's reset: a test's source says it is there);
-# a failure fails the build. Samba's selftest runs them too, but this
-# build has no selftest.
+# unit_tests: the series' cmocka tests (source3/smbd/test_smbdirect_*.c),
+# in the trees whose patches have them; a failure fails the build. waf
+# builds bin/default/source3/<test> for "all" and <test>.inst (which finds
+# the installed libraries) for "install"; build() removes both first, so a
+# test left from another prefix of the series never runs. Samba's selftest
+# runs them too, but this build has no selftest.
 unit_tests() {
-	for src in source3/smbd/test_smbdirect_*.c; do
-		[ -e "$src" ] || continue
-		t=bin/$(basename "$src" .c)
-		out=$("$t" 2>&1) || { echo "$out" >&2; echo "samba: $t failed" >&2; return 1; }
-		echo "samba: $t: $(echo "$out" | grep -c '^success:') passed" >&2
+	for test_src in source3/smbd/test_smbdirect_*.c; do
+		[ -e "$test_src" ] || continue
+		test_bin=bin/default/source3/$(basename "$test_src" .c)
+		[ -e "$test_bin" ] || test_bin=$test_bin.inst
+		test_out=$("$test_bin" 2>&1) || {
+			printf '%s\n' "$test_out" >&2
+			echo "samba: $test_bin failed" >&2
+			return 1
+		}
+		echo "samba: $test_bin: $(printf '%s\n' "$test_out" | grep -c '^success:') passed" >&2
 	done
 }
 install_libsmbd
