@@ -44,9 +44,9 @@ class Rdma : public Scenario, public ::testing::WithParamInterface<Loop> {
         Scenario::SetUp();
         log_ = std::tmpfile();
         smbd::responder::Options o;
+        // a test holds back the client's credits while it fills a queue:
+        // fast_params() gives it 30 s
         o.params = fast_params();
-        // a test holds back the client's credits while it fills a queue
-        o.params.credit_timeout_ms = 30000;
         o.fork = false;
         o.log = log_;
         o.tevent = GetParam().tevent;
