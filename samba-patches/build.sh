@@ -236,12 +236,19 @@ unit_tests() {
 		[ -e "$test_src" ] || continue
 		test_bin=bin/default/source3/$(basename "$test_src" .c)
 		[ -e "$test_bin" ] || test_bin=$test_bin.inst
-		test_out=$("$test_bin" 2>&1) || {
+		# subunit output, whatever the environment asks of cmocka
+		test_out=$(env -u CMOCKA_MESSAGE_OUTPUT -u CMOCKA_XML_FILE \
+			"$test_bin" 2>&1) || {
 			printf '%s\n' "$test_out" >&2
 			echo "samba: $test_bin failed" >&2
 			return 1
 		}
-		echo "samba: $test_bin: $(printf '%s\n' "$test_out" | grep -c '^success:') passed" >&2
+		passed=$(printf '%s\n' "$test_out" | grep -c '^success:') || {
+			printf '%s\n' "$test_out" >&2
+			echo "samba: $test_bin ran no test" >&2
+			return 1
+		}
+		echo "samba: $test_bin: $passed passed" >&2
 	done
 }
 install_libsmbd
