@@ -147,7 +147,10 @@ gtests=$(cat "$logs"/*.log | sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1
 scripts=$(grep -c '^== tests/vm/' "$logs"/tier.log "$logs"/registered-rw.log 2>/dev/null |
 	awk -F: '{s += $2} END {print s + 0}')
 reports=$(grep -l 'the kernel reported a problem' "$logs"/*.log | wc -l)
-scans=$(cat "$logs"/*.log | grep -c '^KMEMLEAK .* clean$')
+scans=$(cat "$logs"/*.log | grep -c '^KMEMLEAK .* clean seconds=')
+scan_seconds=$(cat "$logs"/*.log |
+	sed -n 's/^KMEMLEAK .* clean seconds=\([0-9]*\)$/\1/p' |
+	awk '{s += $1} END {print s + 0}')
 leaks=$(cat "$logs"/*.log | grep -c '^KMEMLEAK .* unreferenced objects')
 e2e=$(sed -n 's/^E2E summary //p' "$logs"/e2e.log 2>/dev/null)
 echo "CHECK-DEBUG kernel $(basename "$kernel") (KASAN, kmemleak, lockdep, UBSAN)"
@@ -158,7 +161,7 @@ echo "CHECK-DEBUG e2e: ${e2e:-not run}"
 echo "CHECK-DEBUG faults: $(field 'FAULT summary' faults_injected) injected, soak: $(sed -n 's/^SOAK \(PASS\|FAIL\) //p' "$logs"/faults.log 2>/dev/null | head -n 1)"
 echo "CHECK-DEBUG network faults on two hosts: $(field 'NETEM summary' faults_injected) injected ($(field 'NETEM summary' by_kind)), soak: $(sed -n 's/^NETEM soak \(PASS\|FAIL\) //p' "$logs"/net-faults.log 2>/dev/null | head -n 1)"
 echo "CHECK-DEBUG data verified: $(field 'FAULT summary' data_verified_bytes) bytes in the faults and soak, mismatches $(field SOAK mismatches); $(field 'NETEM summary' data_verified_bytes) bytes in the network faults and soak, mismatches $(field 'NETEM soak' mismatches)"
-echo "CHECK-DEBUG kmemleak: $scans scans clean, $leaks with leaks"
+echo "CHECK-DEBUG kmemleak: $scans scans clean ($scan_seconds s of scanning), $leaks with leaks"
 echo "CHECK-DEBUG kernel reports: $reports"
 # The figures above add up every boot's log, also those kept from an
 # earlier run: say which is which. A boot passed on other inputs does not
