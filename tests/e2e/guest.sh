@@ -79,7 +79,7 @@ testparm_smb_direct
 smbcontrol_smbdirect_status
 # smbstatus --json lists channels from 4.22 on
 case $("$SMBD_SAMBA/sbin/smbd" -V) in
-*" 4.17."*) ;;
+*" 4.17."*) echo "E2E smbstatus-json SKIP: 4.17's smbstatus --json lists no channels" ;;
 *) smbstatus_json ;;
 esac
 # the smbdirect debug class: the transport's messages alone, and only them

@@ -844,7 +844,7 @@ smbstatus_json() {
 			id=$(owned_ids)
 			# each channel's transport and connection id, a line each
 			chans=$("$SMBD_SAMBA/bin/smbstatus" -s "$E2E_DIR/smb.conf" \
-				--json 2>&1 | python3 -c '
+				--json 2>"$E2E_DIR/log/smbstatus.err" | python3 -c '
 import json, sys
 for s in json.load(sys.stdin).get("sessions", {}).values():
     for c in s.get("channels", {}).values():
@@ -853,7 +853,7 @@ for s in json.load(sys.stdin).get("sessions", {}).values():
 			if [ -z "$id" ]; then
 				fail "no connection owned for the mount"
 			elif ! printf '%s\n' "$chans" | grep -qx "smbdirect $id"; then
-				fail "no channel says: smbdirect $id; the channels: $chans"
+				fail "no channel says: smbdirect $id; the channels: $chans; smbstatus said: $(cat "$E2E_DIR/log/smbstatus.err")"
 			elif ! printf '%s\n' "$chans" | grep -qx "tcp -"; then
 				fail "no channel says: tcp; the channels: $chans"
 			else
@@ -865,6 +865,7 @@ for s in json.load(sys.stdin).get("sessions", {}).values():
 		fi
 	fi
 	stop_smbd
+	rmdir "$tcp_mnt"
 	scenario_result smbstatus-json $ok
 }
 
