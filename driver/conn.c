@@ -14,6 +14,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/slab.h>
@@ -322,8 +323,12 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 		kfree(conn);
 		return ret;
 	}
-	/* module unload finds it here once the listener is gone */
-	ret = xa_alloc_cyclic(&smbd_conns, &id, conn, XA_LIMIT(1, U32_MAX),
+	/*
+	 * The id is reserved now and the connection stored under it once
+	 * accepted: a lookup by id (CONN_STATS) takes a reference, and the
+	 * failure below frees the connection without looking at any.
+	 */
+	ret = xa_alloc_cyclic(&smbd_conns, &id, NULL, XA_LIMIT(1, U32_MAX),
 			      &smbd_next_conn_id, GFP_KERNEL);
 	if (ret < 0) {
 		smbd_setup_leave(conn);
@@ -347,6 +352,11 @@ int smbd_conn_create(struct rdma_cm_id *cm_id, struct smbd_params *params,
 	if (ret)
 		goto fail;
 
+	/*
+	 * Found by its id from now on (module unload finds it here once the
+	 * listener is gone); the reserved slot needs no memory.
+	 */
+	xa_store(&smbd_conns, conn->id, conn, GFP_KERNEL);
 	smbd_count(SMBD_CNT_CONN_ACTIVE, 1);
 	smbd_setup_ready(conn);
 	smbd_conn_arm_timer(conn, params->negotiate_timeout_ms);
@@ -594,10 +604,11 @@ static void smbd_conn_notify_owner(struct smbd_conn *conn)
 	/* allocated at adoption: the owner always learns the end */
 	conn->route.disconnected_ev = NULL;
 	kev->ev.u.disconnected.reason = conn->reason;
-	if (smbd_event_push(owner, kev))
-		smbd_kevent_free(kev);
+	/* the id is unknown to the owner by the time it reads the event */
 	if (xa_cmpxchg(&owner->conns, conn->id, conn, NULL, 0) == conn)
 		smbd_conn_put(conn);
+	if (smbd_event_push(owner, kev))
+		smbd_kevent_free(kev);
 }
 
 static bool smbd_conn_quiet(struct smbd_conn *conn)
@@ -665,6 +676,21 @@ static void smbd_conn_close(struct smbd_conn *conn)
 		smbd_conn_fail(conn, SMBD_REASON_LOCAL);
 }
 
+/* Any live connection by its id, with a reference; NULL if none. */
+struct smbd_conn *smbd_conn_get(u64 conn_id)
+{
+	struct smbd_conn *conn;
+
+	if (conn_id == 0 || conn_id > U32_MAX)
+		return NULL;
+	xa_lock(&smbd_conns);
+	conn = xa_load(&smbd_conns, conn_id);
+	if (conn)
+		kref_get(&conn->ref);
+	xa_unlock(&smbd_conns);
+	return conn;
+}
+
 int smbd_ioctl_disconnect(struct file *filp, void *cmd)
 {
 	struct smbd_file *file = filp->private_data;
@@ -677,6 +703,51 @@ int smbd_ioctl_disconnect(struct file *filp, void *cmd)
 	if (!conn)
 		return -ENOENT;
 	smbd_conn_close(conn);
+	smbd_conn_put(conn);
+	return 0;
+}
+
+int smbd_ioctl_conn_stats(struct file *filp, void *cmd)
+{
+	struct smbd_file *file = filp->private_data;
+	struct smbd_conn_stats *st = cmd;
+	struct smbd_conn *conn;
+	unsigned long flags;
+	bool theirs = false;
+
+	if (st->flags)
+		return -EINVAL;
+	conn = smbd_file_conn(file, st->conn_id);
+	if (!conn) {
+		/* another file's connection: what smbdctl would show root */
+		conn = smbd_conn_get(st->conn_id);
+		if (!conn)
+			return -ENOENT;
+		theirs = true;
+		if (!capable(CAP_NET_ADMIN)) {
+			smbd_conn_put(conn);
+			return -ENOENT;
+		}
+	}
+	spin_lock_irqsave(&conn->lock, flags);
+	/* to its owner a connection is gone once its DISCONNECTED is queued */
+	if (theirs && conn->route.owner == file) {
+		spin_unlock_irqrestore(&conn->lock, flags);
+		smbd_conn_put(conn);
+		return -ENOENT;
+	}
+	st->out_pdus_received = conn->stats.pdus_received;
+	st->out_bytes_received = conn->stats.bytes_received;
+	st->out_pdus_sent = conn->stats.pdus_sent;
+	st->out_bytes_sent = conn->stats.bytes_sent;
+	st->out_keepalives_sent = conn->stats.keepalives_sent;
+	st->out_credit_stalls = conn->stats.credit_stalls;
+	st->out_rdma_reads = conn->stats.rdma_reads;
+	st->out_rdma_writes = conn->stats.rdma_writes;
+	st->out_rdma_read_bytes = conn->stats.rdma_read_bytes;
+	st->out_rdma_write_bytes = conn->stats.rdma_write_bytes;
+	st->out_rdma_errors = conn->stats.rdma_errors;
+	spin_unlock_irqrestore(&conn->lock, flags);
 	smbd_conn_put(conn);
 	return 0;
 }

@@ -24,6 +24,7 @@ union smbd_cmd_buffer {
 	struct smbd_get_events get_events;
 	struct smbd_send_pdu send_pdu;
 	struct smbd_disconnect disconnect;
+	struct smbd_conn_stats conn_stats;
 	struct smbd_rdma_rw rdma_rw;
 };
 
@@ -38,7 +39,7 @@ struct smbd_ioctl_op {
 		       SMBD_FEATURE_SEND_PDU | SMBD_FEATURE_SEND_INVALIDATE | \
 		       SMBD_FEATURE_POOL | SMBD_FEATURE_RDMA_RW |	\
 		       SMBD_FEATURE_DISCONNECT | SMBD_FEATURE_RW_REPLY | \
-		       SMBD_FEATURE_SEND_ROOM)
+		       SMBD_FEATURE_SEND_ROOM | SMBD_FEATURE_CONN_STATS)
 
 static int smbd_get_info(struct file *filp, void *cmd)
 {
@@ -97,6 +98,8 @@ static const struct smbd_ioctl_op smbd_ops[] = {
 		__reserved),
 	SMBD_OP(SMBD_CMD_DISCONNECT, smbd_ioctl_disconnect,
 		struct smbd_disconnect, conn_id),
+	SMBD_OP(SMBD_CMD_CONN_STATS, smbd_ioctl_conn_stats,
+		struct smbd_conn_stats, out_rdma_errors),
 };
 
 long smbd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)

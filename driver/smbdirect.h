@@ -378,7 +378,9 @@ void smbd_conns_shutdown(void);
 bool smbd_conn_enter_locked(struct smbd_conn *conn,
 			    enum smbd_conn_state to);
 void smbd_sockaddr_from(struct smbd_sockaddr *out, const struct sockaddr *sa);
+struct smbd_conn *smbd_conn_get(u64 conn_id);
 int smbd_ioctl_disconnect(struct file *filp, void *cmd);
+int smbd_ioctl_conn_stats(struct file *filp, void *cmd);
 extern struct xarray smbd_conns;
 
 /* recv.c */

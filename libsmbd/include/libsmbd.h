@@ -43,7 +43,7 @@ extern "C" {
  * of the library (LIBSMBD_0); a change comes as new symbol versions.
  */
 #define LIBSMBD_VERSION_MAJOR 0
-#define LIBSMBD_VERSION_MINOR 4
+#define LIBSMBD_VERSION_MINOR 5
 #define LIBSMBD_VERSION_PATCH 0
 
 /* "0.2.0": the library's version, which may differ from the header's */
@@ -200,6 +200,35 @@ int smbd_dev_register_session(struct smbd_dev *dev, uint64_t session_id);
 int smbd_dev_unregister_session(struct smbd_dev *dev, uint64_t session_id);
 /* Drops a connection; its DISCONNECTED event (reason local) follows. */
 int smbd_dev_disconnect(struct smbd_dev *dev, uint64_t conn_id);
+
+/*
+ * struct smbd_dev_conn_stats - what one connection carried (since 0.5);
+ * each field as its out_ twin of struct smbd_conn_stats in <linux/smbd.h>
+ * @size: bytes filled
+ */
+struct smbd_dev_conn_stats {
+	uint32_t size;
+	uint32_t reserved; /* 0 */
+	uint64_t pdus_received;
+	uint64_t bytes_received;
+	uint64_t pdus_sent;
+	uint64_t bytes_sent;
+	uint64_t keepalives_sent;
+	uint64_t credit_stalls;
+	uint64_t rdma_reads;
+	uint64_t rdma_writes;
+	uint64_t rdma_read_bytes;
+	uint64_t rdma_write_bytes;
+	uint64_t rdma_errors;
+};
+/*
+ * Fills the first @size bytes of @stats (sizeof(*stats) as the caller
+ * knows it) with the counters of @conn_id: a connection of this handle, or
+ * with CAP_NET_ADMIN any the driver holds (ENOENT otherwise, and once the
+ * connection is gone). EOPNOTSUPP: the kernel has no SMBD_FEATURE_CONN_STATS.
+ */
+int smbd_dev_get_conn_stats(struct smbd_dev *dev, uint64_t conn_id,
+			    struct smbd_dev_conn_stats *stats, size_t size);
 
 /* ---- events ---- */
 

@@ -355,6 +355,13 @@ int Device::disconnect(uint64_t conn_id)
     return raw(SMBD_IOC_DISCONNECT, &d);
 }
 
+int Device::conn_stats(smbd_conn_stats &st)
+{
+    st.size = sizeof(st);
+    st.flags = 0;
+    return raw(SMBD_IOC_CONN_STATS, &st);
+}
+
 int Device::poll_in(int timeout_ms)
 {
     pollfd p{fd_, POLLIN, 0};

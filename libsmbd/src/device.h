@@ -154,6 +154,8 @@ class Device {
     int rdma_rw_raw(std::span<const smbd_rw_op> ops, uint32_t &done);
     int send_pdu_raw(std::span<const smbd_send_entry> entries, uint32_t &done);
     int disconnect(uint64_t conn_id);
+    // @st.conn_id in, the counters out
+    int conn_stats(smbd_conn_stats &st);
     // poll() revents for POLLIN within timeout_ms, or -errno.
     int poll_in(int timeout_ms);
 

@@ -27,6 +27,8 @@ const char *step_name(Step step)
         return "unregister a session";
     case Step::disconnect:
         return "disconnect";
+    case Step::conn_stats:
+        return "read a connection's counters";
     case Step::fetch:
         return "fetch events";
     case Step::send:
@@ -55,6 +57,10 @@ const char *hint(Step step, int err)
                    "the connection already ended or timed out";
         if (step == Step::unregister_session)
             return "this handle has not registered that session";
+        if (step == Step::conn_stats)
+            return "this handle owns no such connection, and another "
+                   "process's is known only to CAP_NET_ADMIN, or the "
+                   "connection ended";
         return "this handle owns no such connection";
     case ENODEV:
     case ENXIO:

@@ -20,6 +20,7 @@ enum class Step {
     register_session,
     unregister_session,
     disconnect,
+    conn_stats,
     fetch,
     send,
     map_pool,

@@ -231,6 +231,35 @@ int smbd_dev_disconnect(struct smbd_dev *dev, uint64_t conn_id)
     return guarded(dev, [&] { return result(dev->h->disconnect(conn_id)); });
 }
 
+int smbd_dev_get_conn_stats(struct smbd_dev *dev, uint64_t conn_id,
+                            struct smbd_dev_conn_stats *out, size_t size)
+{
+    if (!dev)
+        return EINVAL;
+    if (!out)
+        return invalid(dev, "stats");
+    return guarded(dev, [&] {
+        smbd_conn_stats st;
+        if (std::error_code ec = dev->h->conn_stats(conn_id, st))
+            return result(ec);
+        smbd_dev_conn_stats all{};
+        all.size = static_cast<uint32_t>(std::min(size, sizeof(all)));
+        all.pdus_received = st.out_pdus_received;
+        all.bytes_received = st.out_bytes_received;
+        all.pdus_sent = st.out_pdus_sent;
+        all.bytes_sent = st.out_bytes_sent;
+        all.keepalives_sent = st.out_keepalives_sent;
+        all.credit_stalls = st.out_credit_stalls;
+        all.rdma_reads = st.out_rdma_reads;
+        all.rdma_writes = st.out_rdma_writes;
+        all.rdma_read_bytes = st.out_rdma_read_bytes;
+        all.rdma_write_bytes = st.out_rdma_write_bytes;
+        all.rdma_errors = st.out_rdma_errors;
+        std::memcpy(out, &all, all.size);
+        return 0;
+    });
+}
+
 int smbd_dev_events_new(struct smbd_dev *dev, struct smbd_dev_events **evsp)
 {
     if (!dev || !evsp)

@@ -132,6 +132,18 @@ std::error_code Handle::disconnect(uint64_t conn_id)
                : std::error_code{};
 }
 
+std::error_code Handle::conn_stats(uint64_t conn_id, smbd_conn_stats &out)
+{
+    const std::string what = "connection " + std::to_string(conn_id);
+    if (!(info_.out_features & SMBD_FEATURE_CONN_STATS))
+        return fail(Step::conn_stats, EOPNOTSUPP,
+                    what + " (the kernel has no SMBD_FEATURE_CONN_STATS)");
+    out = {};
+    out.conn_id = conn_id;
+    int err = dev_.conn_stats(out);
+    return err ? fail(Step::conn_stats, err, what) : std::error_code{};
+}
+
 std::error_code Handle::fetch(EventBatch &batch)
 {
     uint32_t max = std::max<uint32_t>(1, info_.out_max_batch);

@@ -68,6 +68,7 @@ class Handle {
     std::error_code register_session(uint64_t session_id);
     std::error_code unregister_session(uint64_t session_id);
     std::error_code disconnect(uint64_t conn_id);
+    std::error_code conn_stats(uint64_t conn_id, smbd_conn_stats &out);
 
     // What is queued now, decoded into @batch.events (empty: nothing).
     std::error_code fetch(EventBatch &batch);

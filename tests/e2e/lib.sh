@@ -827,9 +827,10 @@ smbcontrol_smbdirect_status() {
 
 # smbstatus_json: a cifs mount over SMB Direct and one over TCP, each a
 # session of its own; smbstatus --json must show the first's channel as
-# "smbdirect" with the id of the connection the driver has owned for it,
-# and the second's as "tcp" (the lines whose smbstatus lists channels:
-# 4.22)
+# "smbdirect" with the id of the connection the driver has owned for it
+# and that connection's counters (a 1 MiB file written through the mount
+# took RDMA READs of at least its size), and the second's as "tcp" (the
+# lines whose smbstatus lists channels: 4.22)
 smbstatus_json() {
 	E2E_WHY= E2E_DETAIL=
 	ok=1
@@ -842,24 +843,43 @@ smbstatus_json() {
 			umount "$E2E_MNT"
 		else
 			id=$(owned_ids)
-			# each channel's transport and connection id, a line each
+			wrote=no
+			dd if=/dev/urandom of="$E2E_MNT/counted" bs=1M count=1 \
+				conv=fsync 2>/dev/null && wrote=yes
+			# each channel's transport and connection id, a line each,
+			# and an SMB Direct channel's counters on one of their own
 			chans=$("$SMBD_SAMBA/bin/smbstatus" -s "$E2E_DIR/smb.conf" \
 				--json 2>"$E2E_DIR/log/smbstatus.err" | python3 -c '
 import json, sys
 for s in json.load(sys.stdin).get("sessions", {}).values():
     for c in s.get("channels", {}).values():
         print(c.get("transport"), c.get("smbdirect_connection_id", "-"))
+        n = c.get("smbdirect_counters")
+        if n is not None:
+            print("counters", c.get("smbdirect_connection_id"),
+                  n["pdus_received"], n["rdma_read_bytes"])
 ' 2>&1)
-			if [ -z "$id" ]; then
+			counters=$(printf '%s\n' "$chans" | sed -n "s/^counters $id //p")
+			if [ "$wrote" != yes ]; then
+				fail "writing 1 MiB through the RDMA mount failed"
+			elif [ -z "$id" ]; then
 				fail "no connection owned for the mount"
 			elif ! printf '%s\n' "$chans" | grep -qx "smbdirect $id"; then
 				fail "no channel says: smbdirect $id; the channels: $chans; smbstatus said: $(cat "$E2E_DIR/log/smbstatus.err")"
 			elif ! printf '%s\n' "$chans" | grep -qx "tcp -"; then
 				fail "no channel says: tcp; the channels: $chans"
+			elif [ -z "$counters" ]; then
+				fail "the SMB Direct channel has no smbdirect_counters: $chans"
+			elif ! echo "$counters" | {
+				read -r pdus rdma_read
+				[ "$pdus" -gt 0 ] && [ "$rdma_read" -ge 1048576 ]
+			}; then
+				fail "the counters (PDUs received, RDMA READ bytes) are $counters after a 1 MiB write"
 			else
 				ok=0
 				E2E_DETAIL=$(printf '%s\n' "$chans" | paste -sd, -)
 			fi
+			rm -f "$E2E_MNT/counted"
 			umount "$tcp_mnt" || { ok=1; fail "umount failed"; }
 			umount "$E2E_MNT" || { ok=1; fail "umount failed"; }
 		fi

@@ -81,6 +81,15 @@ Request disconnect(size_t extra)
     return Request(d, extra);
 }
 
+// an id in the driver's range, so the lookup runs (as root, among every
+// file's connections)
+Request conn_stats(size_t extra)
+{
+    auto s = sized<smbd_conn_stats>();
+    s.conn_id = UINT32_MAX;
+    return Request(s, extra);
+}
+
 } // namespace
 
 const std::vector<Command> &offered_commands()
@@ -120,6 +129,7 @@ const std::vector<Command> &offered_commands()
          {offsetof(smbd_send_pdu, __reserved)},
          ENOENT},
         {"DISCONNECT", SMBD_IOC_DISCONNECT, disconnect, {}, ENOENT},
+        {"CONN_STATS", SMBD_IOC_CONN_STATS, conn_stats, {}, ENOENT},
     };
     return commands;
 }

@@ -28,7 +28,8 @@ smbd_info device_info();
 inline constexpr int kChildFailed = 255;
 int in_child(const std::function<int()> &fn);
 
-// Drops CAP_NET_ADMIN from the calling process; false if it could not.
+// Drops CAP_NET_ADMIN from the calling thread (capset() leaves the
+// process's other threads alone); false if it could not.
 bool drop_net_admin();
 // Sets every uid of the calling process to nobody's; false if it could not.
 bool become_nobody();

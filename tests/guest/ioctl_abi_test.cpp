@@ -40,7 +40,7 @@ TEST(GetInfo, ReportsEveryFeature)
                           SMBD_FEATURE_SEND_PDU | SMBD_FEATURE_SEND_INVALIDATE |
                           SMBD_FEATURE_POOL | SMBD_FEATURE_RDMA_RW |
                           SMBD_FEATURE_DISCONNECT | SMBD_FEATURE_RW_REPLY |
-                          SMBD_FEATURE_SEND_ROOM;
+                          SMBD_FEATURE_SEND_ROOM | SMBD_FEATURE_CONN_STATS;
     EXPECT_EQ(device_info().out_features, want);
 }
 
@@ -175,7 +175,7 @@ TEST(Ioctl, UnknownCommandsAreNotTty)
 {
     Device dev = open_device();
     Request req(smbd_info{}, 256);
-    const unsigned nrs[] = {0, SMBD_CMD_BASE - 1, SMBD_CMD_DISCONNECT + 1,
+    const unsigned nrs[] = {0, SMBD_CMD_BASE - 1, SMBD_CMD_CONN_STATS + 1,
                             0xff};
     for (unsigned nr : nrs) {
         SCOPED_TRACE(nr);

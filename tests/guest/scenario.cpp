@@ -79,6 +79,33 @@ std::string debugfs(const char *name)
 std::string listeners() { return debugfs("listeners"); }
 std::string connections() { return debugfs("connections"); }
 
+uint64_t owned_connection()
+{
+    std::istringstream list(connections());
+    uint64_t found = 0;
+    for (std::string line; std::getline(list, line);) {
+        unsigned long long id;
+        char state[32];
+        if (std::sscanf(line.c_str(), "id=%llu state=%31s", &id, state) != 2 ||
+            std::string(state) != "owned")
+            continue;
+        if (found)
+            return 0;
+        found = id;
+    }
+    return found;
+}
+
+int conn_stats(uint64_t id, smbd_conn_stats &out)
+{
+    Device dev(O_NONBLOCK);
+    if (!dev.ok())
+        return dev.error();
+    out = {};
+    out.conn_id = id;
+    return dev.conn_stats(out);
+}
+
 Counters Counters::now()
 {
     Counters c;

@@ -46,6 +46,12 @@ std::string rdma_link_name();
 // The driver's listeners and connections, as debugfs lists them.
 std::string listeners();
 std::string connections();
+// The id of the one connection the driver's list shows owned; 0 if none
+// or several.
+uint64_t owned_connection();
+// SMBD_IOC_CONN_STATS of connection @id from a file of its own (as root,
+// any connection's): 0 or the errno.
+int conn_stats(uint64_t id, smbd_conn_stats &out);
 
 // Every counter under /sys/class/misc/smbd/counters at one moment.
 class Counters {

@@ -115,7 +115,7 @@ TEST_F(LibsmbdOpen, AMissingFeatureIsRefusedByItsBit)
               std::string::npos)
         << why;
     // everything this ABI version defines is there
-    args.required_features = (SMBD_FEATURE_RW_REPLY << 1) - 1;
+    args.required_features = (SMBD_FEATURE_CONN_STATS << 1) - 1;
     EXPECT_EQ(open_dev(args, why, dev), 0) << why;
     ASSERT_TRUE(dev);
     smbd_dev_info info;

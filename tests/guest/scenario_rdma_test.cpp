@@ -204,6 +204,22 @@ TEST_P(Rdma, EveryByteReadBackAsWrittenFromOneByteToTheMaxSize)
         1 + 7 + 4096 + 65537 + (kMiB - 1) + (kMiB + 1) + (3 * kMiB + 5) + max;
     EXPECT_EQ(r.bytes_verified, total);
     EXPECT_EQ(r.invalidations, (*io)->invalidation_reported() ? r.ops : 0);
+    // the connection's own counters (SMBD_IOC_CONN_STATS, as smbstatus
+    // reads them); the last RDMA_DONE may trail the client's last read
+    const uint64_t conn = owned_connection();
+    ASSERT_NE(conn, 0u) << connections();
+    smbd_conn_stats st{};
+    for (int i = 0; i < 500; i++) {
+        ASSERT_EQ(conn_stats(conn, st), 0);
+        if (st.out_rdma_write_bytes == total)
+            break;
+        std::this_thread::sleep_for(20ms);
+    }
+    EXPECT_EQ(st.out_rdma_read_bytes, total);
+    EXPECT_EQ(st.out_rdma_write_bytes, total);
+    EXPECT_GE(st.out_rdma_reads, 8u);
+    EXPECT_GE(st.out_rdma_writes, 8u);
+    EXPECT_EQ(st.out_rdma_errors, 0u);
     c->close();
     const auto &s = stop();
     EXPECT_EQ(s.writes, 8u);

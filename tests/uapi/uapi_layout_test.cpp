@@ -195,6 +195,22 @@ PIN(smbd_disconnect, size, 0);
 PIN(smbd_disconnect, flags, 4);
 PIN(smbd_disconnect, conn_id, 8);
 
+SIZE(smbd_conn_stats, 104);
+PIN(smbd_conn_stats, size, 0);
+PIN(smbd_conn_stats, flags, 4);
+PIN(smbd_conn_stats, conn_id, 8);
+PIN(smbd_conn_stats, out_pdus_received, 16);
+PIN(smbd_conn_stats, out_bytes_received, 24);
+PIN(smbd_conn_stats, out_pdus_sent, 32);
+PIN(smbd_conn_stats, out_bytes_sent, 40);
+PIN(smbd_conn_stats, out_keepalives_sent, 48);
+PIN(smbd_conn_stats, out_credit_stalls, 56);
+PIN(smbd_conn_stats, out_rdma_reads, 64);
+PIN(smbd_conn_stats, out_rdma_writes, 72);
+PIN(smbd_conn_stats, out_rdma_read_bytes, 80);
+PIN(smbd_conn_stats, out_rdma_write_bytes, 88);
+PIN(smbd_conn_stats, out_rdma_errors, 96);
+
 namespace {
 
 // 64-bit fields must be 8-aligned for 32-bit userspace too (__aligned_u64).
@@ -216,7 +232,7 @@ TEST(UapiLayout, IoctlNumbersCarryTypeAndCommand)
         SMBD_IOC_REGISTER_SESSION, SMBD_IOC_UNREGISTER_SESSION,
         SMBD_IOC_GET_MEM_PARAMS,   SMBD_IOC_GET_EVENTS,
         SMBD_IOC_SEND_PDU,         SMBD_IOC_RDMA_RW,
-        SMBD_IOC_DISCONNECT,
+        SMBD_IOC_DISCONNECT,       SMBD_IOC_CONN_STATS,
     };
     unsigned int nr = SMBD_CMD_BASE;
     for (unsigned long cmd : cmds) {

@@ -84,6 +84,8 @@ TEST(LibsmbdApi, NullHandlesAreRefusedNotDereferenced)
 {
     EXPECT_EQ(smbd_dev_listen(nullptr), EINVAL);
     EXPECT_EQ(smbd_dev_disconnect(nullptr, 1), EINVAL);
+    smbd_dev_conn_stats st{};
+    EXPECT_EQ(smbd_dev_get_conn_stats(nullptr, 1, &st, sizeof(st)), EINVAL);
     EXPECT_EQ(smbd_dev_register_session(nullptr, 1), EINVAL);
     size_t n = 7;
     EXPECT_EQ(smbd_dev_fetch(nullptr, nullptr, &n), EINVAL);

@@ -32,7 +32,9 @@
  *  EADDRINUSE  SET_PARAMS: another listener (ksmbd, say) holds an RDMA port
  *              the driver serves; out_busy_port names it
  *  ENOENT      unknown connection id, session id or token; a connection's
- *              id is unknown to its owner once its DISCONNECTED is queued
+ *              id is unknown to its owner once its DISCONNECTED is queued;
+ *              CONN_STATS: a connection another file owns (or none does),
+ *              asked without CAP_NET_ADMIN
  *  EMSGSIZE    GET_EVENTS: the first pending event's data does not fit in
  *              data_len (out_data_used tells the size needed); SEND_PDU: a PDU
  *              larger than the connection's negotiated MaxFragmentedSize
@@ -86,7 +88,8 @@ enum {
 	SMBD_CMD_GET_EVENTS,
 	SMBD_CMD_SEND_PDU,
 	SMBD_CMD_RDMA_RW,
-	SMBD_CMD_DISCONNECT
+	SMBD_CMD_DISCONNECT,
+	SMBD_CMD_CONN_STATS
 };
 
 /* Limits that are part of the ABI (the kernel may report lower ones). */
@@ -117,6 +120,7 @@ enum {
 #define SMBD_FEATURE_DISCONNECT (1ULL << 8)	/* DISCONNECT */
 #define SMBD_FEATURE_RW_REPLY (1ULL << 9)	/* smbd_rw_op.reply_ptr */
 #define SMBD_FEATURE_SEND_ROOM (1ULL << 10)	/* send queue bound, SEND_ROOM */
+#define SMBD_FEATURE_CONN_STATS (1ULL << 11)	/* CONN_STATS */
 
 /**
  * struct smbd_info - SMBD_IOC_GET_INFO: the first call of every user
@@ -761,5 +765,46 @@ struct smbd_disconnect {
 };
 
 #define SMBD_IOC_DISCONNECT _IO(SMBD_IOCTL_TYPE, SMBD_CMD_DISCONNECT)
+
+/**
+ * struct smbd_conn_stats - SMBD_IOC_CONN_STATS: what one connection carried
+ * @size: sizeof(struct smbd_conn_stats)
+ * @flags: must be 0
+ * @conn_id: a connection this file owns; with CAP_NET_ADMIN, any the
+ *	driver holds (smbstatus reads the channels of every smbd)
+ * @out_pdus_received: SMB2 PDUs reassembled from the peer's messages
+ * @out_bytes_received: their bytes
+ * @out_pdus_sent: PDUs sent, counted when their last send completed
+ * @out_bytes_sent: their bytes
+ * @out_keepalives_sent: keepalives sent: empty messages that ask for the
+ *	peer's response after its silence ([MS-SMBD] 3.1.6.2)
+ * @out_credit_stalls: times a send waited for the peer's credits
+ * @out_rdma_reads: RDMA READs completed (they serve SMB2 WRITEs)
+ * @out_rdma_writes: RDMA WRITEs completed (they serve SMB2 READs)
+ * @out_rdma_read_bytes: bytes the RDMA READs moved
+ * @out_rdma_write_bytes: bytes the RDMA WRITEs moved
+ * @out_rdma_errors: RDMA operations that failed
+ *
+ * The counters are those the driver's debugfs shows for the connection;
+ * they only grow while it lives.
+ */
+struct smbd_conn_stats {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 conn_id;
+	__aligned_u64 out_pdus_received;
+	__aligned_u64 out_bytes_received;
+	__aligned_u64 out_pdus_sent;
+	__aligned_u64 out_bytes_sent;
+	__aligned_u64 out_keepalives_sent;
+	__aligned_u64 out_credit_stalls;
+	__aligned_u64 out_rdma_reads;
+	__aligned_u64 out_rdma_writes;
+	__aligned_u64 out_rdma_read_bytes;
+	__aligned_u64 out_rdma_write_bytes;
+	__aligned_u64 out_rdma_errors;
+};
+
+#define SMBD_IOC_CONN_STATS _IO(SMBD_IOCTL_TYPE, SMBD_CMD_CONN_STATS)
 
 #endif /* _UAPI_LINUX_SMBD_H */

@@ -181,6 +181,11 @@ void child_main(const ChildPlan &plan)
         err = c.call(own, OP_LISTEN, SMBD_IOC_LISTEN, plan.listen);
         if (err != EPERM)
             c.fail("LISTEN without CAP_NET_ADMIN", err);
+        err = c.call(own, OP_CONN_STATS, SMBD_IOC_CONN_STATS, plan.conn_stats);
+        if (err != ENOENT)
+            c.fail("CONN_STATS of another file's connection without "
+                   "CAP_NET_ADMIN",
+                   err);
     }
     const uid_t nobody = 65534;
     if (setresgid(nobody, nobody, nobody) ||
@@ -247,6 +252,13 @@ void Thread::fork_child(Slot &s)
     if (!s.conns.empty())
         d->conn_id = s.conns[rng.below(s.conns.size())];
     add(OP_DISCONNECT, SMBD_IOC_DISCONNECT, d);
+    auto *cs =
+        reinterpret_cast<smbd_conn_stats *>(alloc(sizeof(smbd_conn_stats)));
+    *cs = {};
+    cs->size = sizeof(*cs);
+    cs->conn_id = d->conn_id;
+    add(OP_CONN_STATS, SMBD_IOC_CONN_STATS, cs);
+    plan.conn_stats = cs;
 
     auto *sp =
         reinterpret_cast<smbd_set_params *>(alloc(sizeof(smbd_set_params)));

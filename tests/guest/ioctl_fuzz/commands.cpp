@@ -59,6 +59,8 @@ const Command kTable[kCommands] = {
     {SMBD_IOC_RDMA_RW, sizeof(smbd_rdma_rw), offsetof(smbd_rdma_rw, __reserved),
      offsetof(smbd_rdma_rw, out_done), offsetof(smbd_rdma_rw, __reserved)},
     {SMBD_IOC_DISCONNECT, sizeof(smbd_disconnect), 0, 0, 0},
+    {SMBD_IOC_CONN_STATS, sizeof(smbd_conn_stats), 0,
+     offsetof(smbd_conn_stats, out_pdus_received), sizeof(smbd_conn_stats)},
 };
 
 // ENOMEM beyond the header's list: commands that allocate on the way (the
@@ -165,7 +167,7 @@ void Thread::command(unsigned op, const Handle &h)
     // a connection lives as long as its peer waits: use it at once
     focus = load<smbd_accept>(arg).out_conn_id;
     const unsigned next[] = {OP_SEND_PDU, OP_RDMA_RW, OP_GET_EVENTS,
-                             OP_DISCONNECT};
+                             OP_DISCONNECT, OP_CONN_STATS};
     for (uint64_t i = rng.range(1, 3); i > 0; i--)
         command(rng.pick(next), h);
     focus = 0;

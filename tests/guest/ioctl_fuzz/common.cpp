@@ -62,6 +62,7 @@ const char *op_name(unsigned op)
         "SEND_PDU",
         "RDMA_RW",
         "DISCONNECT",
+        "CONN_STATS",
         "IOCTL_RANDOM",
         "mmap",
         "munmap",

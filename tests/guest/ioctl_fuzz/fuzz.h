@@ -54,6 +54,7 @@ enum Op : unsigned {
     OP_SEND_PDU,
     OP_RDMA_RW,
     OP_DISCONNECT,
+    OP_CONN_STATS,
     OP_IOCTL_RANDOM, // numbers the module does not offer
     OP_MMAP,
     OP_MUNMAP,
@@ -64,7 +65,7 @@ enum Op : unsigned {
     OP_FCNTL,
     OP_COUNT
 };
-inline constexpr unsigned kCommands = OP_DISCONNECT + 1;
+inline constexpr unsigned kCommands = OP_CONN_STATS + 1;
 const char *op_name(unsigned op);
 inline bool is_ioctl(unsigned op) { return op <= OP_IOCTL_RANDOM; }
 

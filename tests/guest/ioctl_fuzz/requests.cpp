@@ -48,6 +48,11 @@ void Thread::build(unsigned op, const Handle &h, Request &req)
         req.as<smbd_disconnect>().conn_id = conn_id(h);
         req.semantic = errnos({0, ENOENT});
         break;
+    case OP_CONN_STATS:
+        // as root, another file's connection answers too
+        req.as<smbd_conn_stats>().conn_id = conn_id(h);
+        req.semantic = errnos({0, ENOENT});
+        break;
     }
 }
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <iterator>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -44,10 +45,12 @@ enum Action {
     A_FLIP,
     A_COUNT
 };
-constexpr unsigned kActionWeights[A_COUNT] = {670, 60, 45, 30, 20, 30,
-                                              20,  15, 25, 25, 5,  15};
-constexpr unsigned kCommandWeights[kCommands] = {40, 50,  40, 70, 50, 40,
-                                                 40, 120, 90, 90, 40};
+constexpr unsigned kActionWeights[] = {670, 60, 45, 30, 20, 30,
+                                       20,  15, 25, 25, 5,  15};
+static_assert(std::size(kActionWeights) == A_COUNT);
+constexpr unsigned kCommandWeights[] = {40, 50,  40, 70, 50, 40,
+                                        40, 120, 90, 90, 40, 40};
+static_assert(std::size(kCommandWeights) == kCommands);
 
 template <size_t N> unsigned weighted(Rng &rng, const unsigned (&w)[N])
 {
@@ -708,7 +711,7 @@ void Thread::open_close_cycle()
         OP_GET_INFO,       OP_SET_PARAMS,       OP_LISTEN,
         OP_ACCEPT,         OP_REGISTER_SESSION, OP_UNREGISTER_SESSION,
         OP_GET_MEM_PARAMS, OP_GET_EVENTS,       OP_SEND_PDU,
-        OP_RDMA_RW,        OP_DISCONNECT};
+        OP_RDMA_RW,        OP_DISCONNECT,       OP_CONN_STATS};
     for (uint64_t i = rng.range(1, 3); i > 0; i--)
         command(rng.pick(ops), h);
     check(OP_CLOSE, close(h.fd) ? errno : 0, errnos({0}), Handle{}, "private");

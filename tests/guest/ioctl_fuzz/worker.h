@@ -254,13 +254,14 @@ struct ChildPlan {
         unsigned op;
         unsigned long nr;
         void *arg;
-    } calls[4];
+    } calls[5];
     unsigned ncalls;
     // on a file of the child's own
     void *set_params; // valid: EPERM without CAP_NET_ADMIN
     void *listen;
     void *accept;           // as nobody: EPERM, ENOENT without listener
     void *register_session; // as nobody: EPERM
+    void *conn_stats;       // another file's: ENOENT without CAP_NET_ADMIN
     bool map_pool;          // map the inherited file: EBADFD
     size_t mmap_size;
     Stats *stats;
