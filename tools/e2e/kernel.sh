@@ -1,7 +1,7 @@
 #!/bin/sh
 # The e2e guest kernel: Debian's stock 6.1 kernel (tools/vm/kernel.sh) with
 # what its packages leave out, built as out-of-tree modules against its
-# headers from the matching linux-source-6.1: the cifs client and ksmbd
+# headers from the image's own linux-source-6.1: the cifs client and ksmbd
 # with SMB Direct on (fs/smb), soft-RoCE (drivers/infiniband/sw/rxe), both
 # with the patches in kernel-patches/ applied, and soft-iWARP
 # (tools/vm/siw.sh). They take the place of the stock cifs.ko, ksmbd.ko
@@ -18,20 +18,32 @@ case $abi in
 *) echo "e2e-kernel: Debian's kernel is $abi; kernel-patches/ are for 6.1" >&2
 	exit 1 ;;
 esac
-need_packages e2e-kernel linux-source-6.1 "linux-headers-$abi" gcc make \
-	kmod xz-utils
+need_packages e2e-kernel "linux-headers-$abi" gcc make kmod xz-utils
 stock=$("$here/../vm/kernel.sh")
 headers=/usr/src/linux-headers-$abi
 # the modules are built from the source and headers of the image booted
 image_version=${stock##*_}
-installed() { dpkg-query -W -f='${Version}' "$1"; }
-if [ "$(installed linux-source-6.1)" != "$image_version" ] ||
-	[ "$(installed "linux-headers-$abi")" != "$image_version" ]; then
-	echo "e2e-kernel: installing linux-source-6.1 and linux-headers-$abi $image_version, the image's" >&2
+if [ "$(dpkg-query -W -f='${Version}' "linux-headers-$abi")" != "$image_version" ]; then
+	echo "e2e-kernel: installing linux-headers-$abi $image_version, the image's" >&2
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-		--no-install-recommends "linux-source-6.1=$image_version" \
+		--allow-downgrades --no-install-recommends \
 		"linux-headers-$abi=$image_version" >/dev/null
 fi
+# The image's source is downloaded into the cache, not installed: the
+# debug kernel and soft-iWARP build from the installed linux-source-6.1,
+# which may be a newer upload than the image.
+source_dir="$(cache_root)/linux-source/$image_version"
+if [ ! -f "$source_dir/.complete" ]; then
+	rm -rf "$source_dir"
+	mkdir -p "$source_dir"
+	{ (cd "$source_dir" && apt-get download -qq -o APT::Sandbox::User=root \
+		"linux-source-6.1=$image_version") &&
+		dpkg-deb -x "$source_dir"/linux-source-6.1_*.deb "$source_dir/root"; } ||
+		{ echo "e2e-kernel: could not fetch linux-source-6.1 $image_version" >&2; exit 1; }
+	rm -f "$source_dir"/*.deb
+	touch "$source_dir/.complete"
+fi
+tarball=$source_dir/root/usr/src/linux-source-6.1.tar.xz
 siw=$("$here/../vm/siw.sh" "$abi")
 key=$( (basename "$stock"; sha256sum "$siw" | cut -c1-64
 	cat "$0" "$here"/kernel-patches/*.patch) | sha256sum | cut -c1-16)
@@ -47,7 +59,7 @@ log=$cache/build.log
 echo "e2e-kernel: building cifs and ksmbd with SMB Direct, and soft-RoCE, for $abi in $cache; log in $log" >&2
 start=$(date +%s)
 src=$cache/src
-tar -xaf /usr/src/linux-source-6.1.tar.xz -C "$src" --strip-components=1 \
+tar -xaf "$tarball" -C "$src" --strip-components=1 \
 	linux-source-6.1/fs/smb linux-source-6.1/fs/internal.h \
 	linux-source-6.1/drivers/infiniband/sw/rxe \
 	linux-source-6.1/scripts/asn1_compiler.c \
