@@ -331,6 +331,25 @@ PeerResult peer(std::function<std::string()> fn)
     return std::async(std::launch::async, std::move(fn));
 }
 
+PeerResult echo_then_idle(uint64_t session, std::atomic<bool> &echoed,
+                          std::atomic<bool> &go)
+{
+    return peer([session, &echoed, &go]() -> std::string {
+        auto c = bound_client(session);
+        if (!c)
+            return c.error().message;
+        if (std::string e = echo_once(**c, 0, 4096); !e.empty())
+            return e;
+        echoed = true;
+        while (!go && (*c)->connected()) {
+            (*c)->poll_events();
+            std::this_thread::sleep_for(10ms);
+        }
+        (*c)->close();
+        return "";
+    });
+}
+
 std::string verdict(PeerResult &p, std::chrono::milliseconds timeout)
 {
     if (p.wait_for(timeout) != std::future_status::ready)

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -132,6 +133,10 @@ std::string echo_once(Client &c, uint64_t n, uint32_t size,
 // The result is "" when the peer saw what it expected, else what it saw.
 using PeerResult = std::future<std::string>;
 PeerResult peer(std::function<std::string()> fn);
+// A peer bound to @session: one 4 KiB echo, then @echoed, then connected
+// until @go (or the server ends it), then it closes.
+PeerResult echo_then_idle(uint64_t session, std::atomic<bool> &echoed,
+                          std::atomic<bool> &go);
 // The peer's verdict within @timeout; "peer still running" otherwise.
 std::string verdict(PeerResult &p, std::chrono::milliseconds timeout = 60s);
 

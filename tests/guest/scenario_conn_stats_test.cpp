@@ -39,20 +39,7 @@ TEST_F(ConnStats, TheOwnerAndNetAdminSeeWhatTheConnectionCarried)
 {
     Smbd smbd(fast_params(), false, {kSession});
     std::atomic<bool> echoed{false}, go{false};
-    auto client = peer([&]() -> std::string {
-        auto c = bound_client(kSession);
-        if (!c)
-            return c.error().message;
-        if (std::string e = echo_once(**c, 0, 4096); !e.empty())
-            return e;
-        echoed = true;
-        while (!go && (*c)->connected()) {
-            (*c)->poll_events();
-            std::this_thread::sleep_for(10ms);
-        }
-        (*c)->close();
-        return "";
-    });
+    auto client = echo_then_idle(kSession, echoed, go);
     ASSERT_TRUE(smbd.serve([&] { return echoed.load(); })) << verdict(client);
     ASSERT_FALSE(smbd.master_events().empty());
     const uint64_t conn = smbd.master_events().front().conn_id();
