@@ -679,16 +679,7 @@ static void smbd_conn_close(struct smbd_conn *conn)
 /* Any live connection by its id, with a reference; NULL if none. */
 struct smbd_conn *smbd_conn_get(u64 conn_id)
 {
-	struct smbd_conn *conn;
-
-	if (conn_id == 0 || conn_id > U32_MAX)
-		return NULL;
-	xa_lock(&smbd_conns);
-	conn = xa_load(&smbd_conns, conn_id);
-	if (conn)
-		kref_get(&conn->ref);
-	xa_unlock(&smbd_conns);
-	return conn;
+	return smbd_conns_get(&smbd_conns, conn_id);
 }
 
 int smbd_ioctl_disconnect(struct file *filp, void *cmd)

@@ -60,16 +60,7 @@ void smbd_file_put(struct smbd_file *file)
 /* The connection @conn_id if this file owns it, with a reference. */
 struct smbd_conn *smbd_file_conn(struct smbd_file *file, u64 conn_id)
 {
-	struct smbd_conn *conn;
-
-	if (conn_id == 0 || conn_id > U32_MAX)
-		return NULL;
-	xa_lock(&file->conns);
-	conn = xa_load(&file->conns, conn_id);
-	if (conn)
-		kref_get(&conn->ref);
-	xa_unlock(&file->conns);
-	return conn;
+	return smbd_conns_get(&file->conns, conn_id);
 }
 
 void smbd_file_release(struct smbd_file *file)

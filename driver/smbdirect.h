@@ -357,6 +357,21 @@ static inline bool smbd_conn_qp_usable_locked(const struct smbd_conn *conn)
 	return conn->state != SMBD_CONN_DISCONNECTING && !conn->qp_failed_since;
 }
 
+/* The connection under @conn_id in @xa, with a reference; NULL if none. */
+static inline struct smbd_conn *smbd_conns_get(struct xarray *xa, u64 conn_id)
+{
+	struct smbd_conn *conn;
+
+	if (conn_id == 0 || conn_id > U32_MAX)
+		return NULL;
+	xa_lock(xa);
+	conn = xa_load(xa, conn_id);
+	if (conn)
+		kref_get(&conn->ref);
+	xa_unlock(xa);
+	return conn;
+}
+
 /* admission.c: -EBUSY when @conn's address holds its share, or all are held */
 int smbd_setup_admit(struct smbd_conn *conn);
 void smbd_setup_ready(struct smbd_conn *conn);
