@@ -1,6 +1,9 @@
 #!/bin/sh
-# Install everything the build and the tests need. Idempotent: silent and
-# without network access when every package is already present.
+# Install everything the build and the tests need. Idempotent; the apt
+# lists are refreshed every time: the kernels the module is built for are
+# Debian's current ones (tools/kernel-abi.sh), and lists refreshed only
+# later in a run (by a script installing a package of its own) would
+# change them halfway, to a kernel whose headers were never installed.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -19,14 +22,14 @@ headers() {
 	done
 }
 
-hdrs=$(headers 2>/dev/null) || hdrs=
+as_root apt-get update -qq || {
+	echo "setup: apt-get update failed: the package lists are those of the last refresh" >&2
+}
+hdrs=$(headers)
 # shellcheck disable=SC2086 # word splitting of the package lists is intended
-todo=$(missing $PKGS $hdrs)
-[ -n "$hdrs" ] && [ -z "$todo" ] && exit 0
+[ -z "$(missing $PKGS $hdrs)" ] && exit 0
 
 echo "setup: installing build and test dependencies" >&2
-as_root apt-get update -qq
-hdrs=$(headers)
 # shellcheck disable=SC2086
 need_packages setup $PKGS $hdrs
 # shellcheck disable=SC2086

@@ -6,7 +6,13 @@
 set -eu
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 . "$repo/tools/lib.sh"
-need_packages dkms dkms
+metas=$("$repo/tools/kernel-abi.sh" --supported)
+hdrs=
+for meta in $metas; do
+	hdrs="$hdrs linux-headers-$("$repo/tools/kernel-abi.sh" "$meta")"
+done
+# shellcheck disable=SC2086 # one package each
+need_packages dkms dkms $hdrs
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -19,7 +25,7 @@ dkms() {
 }
 mkdir -p "$work/dkms" "$work/modules"
 dkms add -m smbdirect -v "$version" >/dev/null
-for meta in $("$repo/tools/kernel-abi.sh" --supported); do
+for meta in $metas; do
 	abi=$("$repo/tools/kernel-abi.sh" "$meta")
 	dkms build -m smbdirect -v "$version" -k "$abi" >"$work/build.log" 2>&1 ||
 		{ cat "$work/build.log"; exit 1; }
