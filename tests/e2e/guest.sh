@@ -3,7 +3,8 @@
 # share through smbdirect.ko over soft-RoCE to the unmodified Linux cifs
 # client of the same kernel. One line per scenario:
 #   E2E <scenario> PASS|FAIL <detail>
-# and the exit code is the number of failed scenarios.
+# and the exit code is the number of failed scenarios. On the debug kernel
+# kmemleak checks at two points (leak_checkpoint) and after the unload.
 set -u
 . "$SMBD_REPO/tests/e2e/lib.sh"
 
@@ -21,6 +22,7 @@ else
 	E2E_FAILED=$((E2E_FAILED + 1))
 	echo "E2E iwarp FAIL $E2E_WHY"
 fi
+leak_checkpoint cifs
 # our client, which drives the server as Windows does
 # (tools/client/smb2_checks.cpp): a signed NTLMv2 session with inline I/O,
 # RDMA I/O on each channel, a related compound and a CANCEL by AsyncId,
@@ -121,6 +123,7 @@ smb2_scavenger_device
 smb2_fork_device
 # a pool smaller than 8 MiB bounds what smbd offers
 smb2_small_pool
+leak_checkpoint smb2
 
 ksmbd_scenarios
 # Debian 6.1's ksmbd signs the response to a READ answered by RDMA over the

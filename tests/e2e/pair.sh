@@ -32,6 +32,7 @@ trap 'touch "$SMBD_SHARED/client-exit"' EXIT
 { await_server && test_data; } || { echo "E2E setup FAIL $E2E_WHY"; exit 1; }
 
 cifs_scenarios
+leak_checkpoint cifs
 ksmbd_scenarios
 
 echo "E2E summary $E2E_PASSED passed, $E2E_FAILED failed"

@@ -6,7 +6,8 @@
 # scenarios with Samba and the cifs client, the faults with the soak, and
 # the network's faults between two hosts (a pair of guests) with theirs.
 # A boot fails on any kernel report (tools/vm/run.sh); kmemleak scans after
-# every scenario. Logs go to $SMBD_BUILD/check-debug; the figures are
+# each tier script, at checkpoints of the e2e and fault boots, and after
+# the module's unload at the end of every boot. Logs go to $SMBD_BUILD/check-debug; the figures are
 # printed at the end. SMBD_CHECK_DEBUG_BOOTS="tier fuzz" reruns only those
 # boots (of tier registered-rw fuzz e2e faults net-faults), and
 # SMBD_CHECK_DEBUG_BOOTS=pending those that have not passed on the same
