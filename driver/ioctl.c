@@ -39,7 +39,8 @@ struct smbd_ioctl_op {
 		       SMBD_FEATURE_SEND_PDU | SMBD_FEATURE_SEND_INVALIDATE | \
 		       SMBD_FEATURE_POOL | SMBD_FEATURE_RDMA_RW |	\
 		       SMBD_FEATURE_DISCONNECT | SMBD_FEATURE_RW_REPLY | \
-		       SMBD_FEATURE_SEND_ROOM | SMBD_FEATURE_CONN_STATS)
+		       SMBD_FEATURE_SEND_ROOM | SMBD_FEATURE_CONN_STATS | \
+		       SMBD_FEATURE_POOL_SIZE)
 
 static int smbd_get_info(struct file *filp, void *cmd)
 {

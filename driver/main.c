@@ -30,7 +30,7 @@ MODULE_PARM_DESC(ib_on_iwarp_port,
 
 unsigned int smbd_pool_buffers = 64;
 module_param_named(pool_buffers, smbd_pool_buffers, uint, 0444);
-MODULE_PARM_DESC(pool_buffers, "buffers in each file's pool (default 64)");
+MODULE_PARM_DESC(pool_buffers, "buffers in each file's pool, at most (default 64)");
 
 unsigned int smbd_buffer_size = 1U << 20;
 module_param_named(buffer_size, smbd_buffer_size, uint, 0444);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Each file's buffer pool: pool_buffers x buffer_size bytes of zeroed
- * pages, charged to the allocating process's memory cgroup, allocated at
- * the first GET_MEM_PARAMS or mmap() and mapped into smbd page by page as
+ * Each file's buffer pool: buffer_size bytes of zeroed pages per buffer,
+ * pool_buffers of them or fewer as the first GET_MEM_PARAMS chooses (an
+ * smbd per client need not pin the most its server allows), charged to
+ * the allocating process's memory cgroup, allocated at the first
+ * GET_MEM_PARAMS or mmap() and mapped into smbd page by page as
  * it touches them (after sound/core/pcm_native.c). RDMA moves file data
  * into and out of these pages without a copy through the kernel.
  *
@@ -23,21 +25,26 @@
 #include "compat.h"
 #include "smbdirect.h"
 
-static unsigned long smbd_pool_bytes(void)
+static unsigned long smbd_pool_bytes(u32 buffers)
 {
-	return (unsigned long)smbd_pool_buffers * smbd_buffer_size;
+	return (unsigned long)buffers * smbd_buffer_size;
 }
 
-/* The pool's pages, allocated on first use. */
-int smbd_pool_get(struct smbd_file *file)
+/* The pool's buffers; before it is allocated, those it will have by default. */
+u32 smbd_pool_count(struct smbd_file *file)
 {
-	unsigned long i, n = smbd_pool_bytes() >> PAGE_SHIFT;
+	/* pairs with smbd_pool_alloc(): the count is set before the pages */
+	return smp_load_acquire(&file->pool_pages) ? file->pool_buffers :
+						     smbd_pool_buffers;
+}
+
+/* Allocates the pool, unless another caller came first. */
+static int smbd_pool_alloc(struct smbd_file *file, u32 buffers)
+{
+	unsigned long i, n = smbd_pool_bytes(buffers) >> PAGE_SHIFT;
 	struct page **pages;
 	int ret = 0;
 
-	/* every RDMA_RW asks: no lock once the pool is there */
-	if (smp_load_acquire(&file->pool_pages))
-		return 0;
 	mutex_lock(&file->pool_lock);
 	if (file->pool_pages)
 		goto out;
@@ -59,11 +66,29 @@ int smbd_pool_get(struct smbd_file *file)
 		goto out;
 	}
 	file->pool_nr_pages = n;
-	/* pairs with the lockless check above: the pages before the pointer */
+	file->pool_buffers = buffers;
+	/* pairs with the lockless checks: the pages before the pointer */
 	smp_store_release(&file->pool_pages, pages);
 out:
 	mutex_unlock(&file->pool_lock);
 	return ret;
+}
+
+/*
+ * The pool's pages, allocated on first use with @buffers buffers (at most
+ * pool_buffers; 0: pool_buffers). -EBUSY if the pool is there with another
+ * count.
+ */
+int smbd_pool_get(struct smbd_file *file, u32 buffers)
+{
+	/* every RDMA_RW asks: no lock once the pool is there */
+	if (!smp_load_acquire(&file->pool_pages)) {
+		int ret = smbd_pool_alloc(file, buffers ?: smbd_pool_buffers);
+
+		if (ret)
+			return ret;
+	}
+	return buffers && buffers != file->pool_buffers ? -EBUSY : 0;
 }
 
 void smbd_pool_free(struct smbd_file *file)
@@ -75,6 +100,7 @@ void smbd_pool_free(struct smbd_file *file)
 	kvfree(file->pool_pages);
 	file->pool_pages = NULL;
 	file->pool_nr_pages = 0;
+	file->pool_buffers = 0;
 }
 
 int smbd_ioctl_get_mem_params(struct file *filp, void *cmd)
@@ -83,14 +109,14 @@ int smbd_ioctl_get_mem_params(struct file *filp, void *cmd)
 	struct smbd_mem_params *mp = cmd;
 	int ret;
 
-	if (mp->flags)
+	if (mp->flags || mp->__reserved || mp->buffer_count > smbd_pool_buffers)
 		return -EINVAL;
-	ret = smbd_pool_get(file);
+	ret = smbd_pool_get(file, mp->buffer_count);
 	if (ret)
 		return ret;
-	mp->out_buffer_count = smbd_pool_buffers;
+	mp->out_buffer_count = file->pool_buffers;
 	mp->out_buffer_size = smbd_buffer_size;
-	mp->out_mmap_size = smbd_pool_bytes();
+	mp->out_mmap_size = smbd_pool_bytes(file->pool_buffers);
 	mp->out_mmap_offset = 0;
 	return 0;
 }
@@ -117,16 +143,20 @@ static const struct vm_operations_struct smbd_pool_vm_ops = {
 
 int smbd_pool_mmap(struct smbd_file *file, struct vm_area_struct *vma)
 {
+	u32 buffers;
 	int ret;
 
 	if (!smbd_file_serves(file, vma->vm_mm))
 		return -EBADFD;
+	/* a race with a first GET_MEM_PARAMS of another count: -EBUSY below */
+	buffers = smbd_pool_count(file);
 	/* the whole pool, shared, from offset 0: nothing else is defined */
-	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != smbd_pool_bytes())
+	if (vma->vm_pgoff ||
+	    vma->vm_end - vma->vm_start != smbd_pool_bytes(buffers))
 		return -EINVAL;
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
-	ret = smbd_pool_get(file);
+	ret = smbd_pool_get(file, buffers);
 	if (ret)
 		return ret;
 

@@ -77,7 +77,7 @@ static int smbd_slice_cmp(const void *a, const void *b)
 }
 
 static int smbd_rw_check_slices(const struct smbd_slice *s, u32 n,
-				u64 *total)
+				u32 buffers, u64 *total)
 {
 	struct smbd_slice *sorted;
 	u32 i;
@@ -86,7 +86,7 @@ static int smbd_rw_check_slices(const struct smbd_slice *s, u32 n,
 	*total = 0;
 	for (i = 0; i < n; i++) {
 		if (s[i].__reserved || !s[i].length ||
-		    s[i].buffer >= smbd_pool_buffers ||
+		    s[i].buffer >= buffers ||
 		    s[i].offset >= smbd_buffer_size ||
 		    s[i].length > smbd_buffer_size - s[i].offset)
 			return -EINVAL;
@@ -674,6 +674,7 @@ static int smbd_rw_op(struct smbd_file *file, const struct smbd_rw_op *op,
 	u32 desc_len = op->desc_count * SMBD_BUFFER_DESC_SIZE;
 	struct smbd_rw_req *req;
 	struct smbd_conn *conn;
+	u32 buffers = smbd_pool_count(file);
 	u64 total, desc_total;
 	u32 count;
 	int ret;
@@ -685,7 +686,7 @@ static int smbd_rw_op(struct smbd_file *file, const struct smbd_rw_op *op,
 			   op->slice_count * sizeof(*slices)) ||
 	    copy_from_user(descs, u64_to_user_ptr(op->descs_ptr), desc_len))
 		return -EFAULT;
-	ret = smbd_rw_check_slices(slices, op->slice_count, &total);
+	ret = smbd_rw_check_slices(slices, op->slice_count, buffers, &total);
 	if (ret)
 		return ret;
 	if (smbd_buffer_desc_validate(descs, desc_len, SMBD_MAX_DESCRIPTORS,
@@ -696,7 +697,8 @@ static int smbd_rw_op(struct smbd_file *file, const struct smbd_rw_op *op,
 		if (ret)
 			return ret;
 	}
-	ret = smbd_pool_get(file);
+	/* -EBUSY only if a first GET_MEM_PARAMS chose another count meanwhile */
+	ret = smbd_pool_get(file, buffers);
 	if (ret)
 		return ret;
 

@@ -109,6 +109,7 @@ struct smbd_file {
 	struct mutex pool_lock;		/* allocation of the pool */
 	struct page **pool_pages;	/* pool.c */
 	unsigned long pool_nr_pages;
+	u32 pool_buffers;		/* its buffers, once allocated */
 	/* RDMA operations started whose RDMA_DONE is not read yet */
 	atomic_t rw_outstanding;
 	unsigned int nr_sessions;	/* registered; under smbd_lock */
@@ -497,7 +498,8 @@ static inline bool smbd_file_serves(const struct smbd_file *file,
 }
 
 /* pool.c */
-int smbd_pool_get(struct smbd_file *file);
+u32 smbd_pool_count(struct smbd_file *file);
+int smbd_pool_get(struct smbd_file *file, u32 buffers);
 int smbd_ioctl_get_mem_params(struct file *filp, void *cmd);
 int smbd_pool_mmap(struct smbd_file *file, struct vm_area_struct *vma);
 void smbd_pool_free(struct smbd_file *file);

@@ -43,7 +43,7 @@ extern "C" {
  * of the library (LIBSMBD_0); a change comes as new symbol versions.
  */
 #define LIBSMBD_VERSION_MAJOR 0
-#define LIBSMBD_VERSION_MINOR 5
+#define LIBSMBD_VERSION_MINOR 6
 #define LIBSMBD_VERSION_PATCH 0
 
 /* "0.2.0": the library's version, which may differ from the header's */
@@ -103,7 +103,8 @@ int smbd_dev_fd(const struct smbd_dev *dev);
  *	holds before it drops them; RDMA transfers whose RDMA_DONE may be
  *	unread
  * @max_pdu_size: largest PDU sent or received
- * @pool_buffers: buffers in the handle's pool
+ * @pool_buffers: buffers in the handle's pool (the module's pool_buffers,
+ *	or fewer as smbd_dev_set_pool_buffers() chose)
  * @buffer_size: bytes per pool buffer
  * @max_iovs: most iovecs in one PDU
  * @max_descriptors: most Buffer Descriptor V1 entries in one transfer
@@ -326,6 +327,18 @@ int smbd_dev_send(struct smbd_dev *dev, const struct smbd_dev_pdu *pdus,
 		  size_t count, size_t *sent);
 
 /* ---- pool memory and RDMA ---- */
+
+/*
+ * The handle's pool is to have @buffers buffers (since 0.6), fewer than the
+ * module's pool_buffers that smbd_dev_get_info() reports at first, so that
+ * a process serving one client need not pin what the server allows the
+ * largest: call it before the first smbd_dev_buf_alloc(), which maps the
+ * pool. EINVAL: 0 or more than the module's pool_buffers; EBUSY: the pool
+ * is mapped already, of another count; EOPNOTSUPP: the kernel has no
+ * SMBD_FEATURE_POOL_SIZE (and @buffers is not the module's count). On
+ * success smbd_dev_get_info() reports @buffers.
+ */
+int smbd_dev_set_pool_buffers(struct smbd_dev *dev, uint32_t buffers);
 
 /*
  * Lends @len bytes (1..what one transfer may move) of the mapped pool as one

@@ -212,10 +212,11 @@ int Device::unregister_session(uint64_t session_id)
     return raw(SMBD_IOC_UNREGISTER_SESSION, &s);
 }
 
-int Device::get_mem_params(smbd_mem_params &out)
+int Device::get_mem_params(smbd_mem_params &out, uint32_t buffers)
 {
     out = {};
     out.size = sizeof(out);
+    out.buffer_count = buffers;
     return raw(SMBD_IOC_GET_MEM_PARAMS, &out);
 }
 
@@ -391,11 +392,11 @@ PoolMapping &PoolMapping::operator=(PoolMapping &&other) noexcept
     return *this;
 }
 
-int PoolMapping::map(Device &dev)
+int PoolMapping::map(Device &dev, uint32_t buffers)
 {
     unmap();
     smbd_mem_params mem;
-    if (int err = dev.get_mem_params(mem))
+    if (int err = dev.get_mem_params(mem, buffers))
         return err;
     void *p =
         ::mmap(nullptr, mem.out_mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,

@@ -130,8 +130,9 @@ class Device {
                uint64_t &conn_id);
     int register_session(uint64_t session_id);
     int unregister_session(uint64_t session_id);
-    // The pool's geometry; the first call on a file allocates the pool.
-    int get_mem_params(smbd_mem_params &out);
+    // The pool's geometry; the first call on a file allocates the pool,
+    // of @buffers buffers (0: the kernel's default).
+    int get_mem_params(smbd_mem_params &out, uint32_t buffers = 0);
     // Appends up to max_events events; data_len is the data area offered.
     // With EMSGSIZE, *data_needed (if given) is what the first event needs.
     int get_events(std::vector<Event> &out, uint32_t max_events = 64,
@@ -175,8 +176,9 @@ class PoolMapping {
     PoolMapping(const PoolMapping &) = delete;
     PoolMapping &operator=(const PoolMapping &) = delete;
 
-    // 0 or the errno of the ioctl or of mmap().
-    int map(Device &dev);
+    // 0 or the errno of the ioctl or of mmap(); @buffers as for
+    // Device::get_mem_params().
+    int map(Device &dev, uint32_t buffers = 0);
     // Drops the mapping without munmap(): a forked child does not inherit
     // it (VM_DONTCOPY), and the range may hold something else there.
     void forget() { base_ = nullptr; }

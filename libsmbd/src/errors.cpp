@@ -33,6 +33,8 @@ const char *step_name(Step step)
         return "fetch events";
     case Step::send:
         return "send a PDU";
+    case Step::pool_size:
+        return "size the buffer pool";
     case Step::map_pool:
         return "map the buffer pool";
     case Step::alloc:

@@ -23,6 +23,7 @@ enum class Step {
     conn_stats,
     fetch,
     send,
+    pool_size,
     map_pool,
     alloc,
     rdma,

@@ -146,7 +146,7 @@ void smbd_dev_get_info(const struct smbd_dev *dev, struct smbd_dev_info *out,
     info->features = i.out_features;
     info->max_events = i.out_max_events;
     info->max_pdu_size = i.out_max_pdu_size;
-    info->pool_buffers = i.out_pool_buffers;
+    info->pool_buffers = dev->h->pool_buffers();
     info->buffer_size = i.out_buffer_size;
     info->max_iovs = i.out_max_iovs;
     info->max_descriptors = i.out_max_descriptors;
@@ -258,6 +258,14 @@ int smbd_dev_get_conn_stats(struct smbd_dev *dev, uint64_t conn_id,
         std::memcpy(out, &all, all.size);
         return 0;
     });
+}
+
+int smbd_dev_set_pool_buffers(struct smbd_dev *dev, uint32_t buffers)
+{
+    if (!dev)
+        return EINVAL;
+    return guarded(dev,
+                   [&] { return result(dev->h->set_pool_buffers(buffers)); });
 }
 
 int smbd_dev_events_new(struct smbd_dev *dev, struct smbd_dev_events **evsp)

@@ -63,6 +63,7 @@ std::error_code Handle::open(const OpenOptions &opts,
         return ec;
     }
     h->opener_ = ::getpid();
+    h->pool_buffers_ = h->info_.out_pool_buffers;
     out = std::move(h);
     return {};
 }
@@ -254,9 +255,33 @@ std::error_code Handle::send(std::span<const smbd_dev_pdu> pdus, size_t &sent)
     return {};
 }
 
+std::error_code Handle::set_pool_buffers(uint32_t buffers)
+{
+    const std::string what = std::to_string(buffers) + " buffers";
+    if (!buffers || buffers > info_.out_pool_buffers)
+        return fail(Step::pool_size, EINVAL,
+                    "to " + what + " (the module allows 1.." +
+                        std::to_string(info_.out_pool_buffers) + ")");
+    if (map_.ok() && buffers != pool_buffers_)
+        return fail(Step::pool_size, EBUSY,
+                    "to " + what + " (it is mapped, of " +
+                        std::to_string(pool_buffers_) + ")");
+    if (buffers != info_.out_pool_buffers &&
+        !(info_.out_features & SMBD_FEATURE_POOL_SIZE))
+        return fail(Step::pool_size, EOPNOTSUPP,
+                    "to " + what +
+                        " (the kernel has no SMBD_FEATURE_POOL_SIZE)");
+    pool_buffers_ = buffers;
+    return {};
+}
+
 std::error_code Handle::map_pool()
 {
-    if (int err = map_.map(dev_))
+    // the kernel's default as 0, which a kernel without
+    // SMBD_FEATURE_POOL_SIZE takes too
+    const uint32_t ask =
+        pool_buffers_ == info_.out_pool_buffers ? 0 : pool_buffers_;
+    if (int err = map_.map(dev_, ask))
         return fail(Step::map_pool, err);
     pool_ = Pool(map_.buffer_count(), map_.buffer_size());
     return {};

@@ -61,6 +61,9 @@ class Handle {
     const std::string &errmsg() const { return msg_; }
     int fd() const { return dev_.fd(); }
     const smbd_info &info() const { return info_; }
+    // Buffers the pool has, or will have when first mapped.
+    uint32_t pool_buffers() const { return pool_buffers_; }
+    std::error_code set_pool_buffers(uint32_t buffers);
 
     std::error_code set_policy(const device::Params &params);
     std::error_code listen();
@@ -101,6 +104,7 @@ class Handle {
     device::PoolMapping map_;
     Pool pool_;
     smbd_info info_{};
+    uint32_t pool_buffers_ = 0;
     pid_t opener_ = 0;
     std::unordered_map<Lease *, std::unique_ptr<Lease>> leases_;
     // by the user_data the kernel sees, which is this library's

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstddef>
 #include <cstring>
 #include <functional>
 #include <sys/mman.h>
@@ -193,6 +194,115 @@ TEST(PoolLazy, MmapWorksWithoutGetMemParamsFirst)
                   static_cast<int64_t>(mem.out_mmap_offset), MAP_SHARED);
     ASSERT_TRUE(again.ok()) << strerror(again.error());
     EXPECT_TRUE(has_pattern(again.data(), mem, 6));
+}
+
+// SMBD_FEATURE_POOL_SIZE: the first GET_MEM_PARAMS may choose fewer
+// buffers; mmap() then takes exactly that pool, and every later call must
+// agree with it.
+TEST(PoolSize, TheFirstGetMemParamsChoosesFewerBuffers)
+{
+    const smbd_info info = device_info();
+    ASSERT_GT(info.out_pool_buffers, 4u);
+    Device dev = open_device();
+    smbd_mem_params mem{};
+    ASSERT_EQ(dev.get_mem_params(mem, 4), 0);
+    EXPECT_EQ(mem.out_buffer_count, 4u);
+    EXPECT_EQ(mem.out_buffer_size, info.out_buffer_size);
+    EXPECT_EQ(mem.out_mmap_size, 4ull * info.out_buffer_size);
+    EXPECT_EQ(mem.out_mmap_offset, 0u);
+
+    // the default's length is not this pool's
+    Mapping whole(dev.fd(), info.out_mmap_size, 0, MAP_SHARED);
+    EXPECT_FALSE(whole.ok());
+    EXPECT_EQ(whole.error(), EINVAL);
+    Mapping m(dev.fd(), mem.out_mmap_size, 0, MAP_SHARED);
+    ASSERT_TRUE(m.ok()) << strerror(m.error());
+    EXPECT_TRUE(all_zero(m.data(), m.size()));
+    write_pattern(m.data(), mem, 14);
+    EXPECT_TRUE(has_pattern(m.data(), mem, 14));
+
+    // 0 and the same count describe it; another count is refused
+    smbd_mem_params again{};
+    ASSERT_EQ(dev.get_mem_params(again), 0);
+    EXPECT_EQ(again.out_buffer_count, 4u);
+    EXPECT_EQ(again.out_mmap_size, mem.out_mmap_size);
+    EXPECT_EQ(dev.get_mem_params(again, 4), 0);
+    EXPECT_EQ(dev.get_mem_params(again, 3), EBUSY);
+    EXPECT_EQ(dev.get_mem_params(again, info.out_pool_buffers), EBUSY);
+    EXPECT_TRUE(has_pattern(m.data(), mem, 14));
+}
+
+TEST(PoolSize, APoolMappedFirstHasTheDefaultCount)
+{
+    const smbd_info info = device_info();
+    Device dev = open_device();
+    Mapping m(dev.fd(), info.out_mmap_size, 0, MAP_SHARED);
+    ASSERT_TRUE(m.ok()) << strerror(m.error());
+    smbd_mem_params mem{};
+    EXPECT_EQ(dev.get_mem_params(mem, 1), EBUSY);
+    ASSERT_EQ(dev.get_mem_params(mem, info.out_pool_buffers), 0);
+    EXPECT_EQ(mem.out_buffer_count, info.out_pool_buffers);
+}
+
+TEST(PoolSize, CountsOutsideOneToTheModulesAreInvalidAndAllocateNothing)
+{
+    const smbd_info info = device_info();
+    Device dev = open_device();
+    smbd_mem_params mem{};
+    for (uint32_t n : {info.out_pool_buffers + 1, UINT32_MAX}) {
+        SCOPED_TRACE(n);
+        EXPECT_EQ(dev.get_mem_params(mem, n), EINVAL);
+    }
+    // nothing was allocated by the refusals: one buffer can still be chosen
+    ASSERT_EQ(dev.get_mem_params(mem, 1), 0);
+    EXPECT_EQ(mem.out_buffer_count, 1u);
+    EXPECT_EQ(mem.out_mmap_size, uint64_t{info.out_buffer_size});
+}
+
+TEST(PoolSize, ANonZeroReservedFieldIsInvalid)
+{
+    Device dev = open_device();
+    smbd_mem_params mem{};
+    mem.size = sizeof(mem);
+    mem.__reserved = 1;
+    EXPECT_EQ(dev.raw(SMBD_IOC_GET_MEM_PARAMS, &mem), EINVAL);
+    mem.__reserved = 0;
+    EXPECT_EQ(dev.raw(SMBD_IOC_GET_MEM_PARAMS, &mem), 0);
+}
+
+// A caller that predates the field (32 bytes) gets the default pool.
+TEST(PoolSize, TheFirstVersionOfTheStructGetsTheDefault)
+{
+    const smbd_info info = device_info();
+    Device dev = open_device();
+    smbd_mem_params mem{};
+    mem.size = offsetof(smbd_mem_params, buffer_count);
+    mem.buffer_count = 2; // beyond the size: not read
+    ASSERT_EQ(dev.raw(SMBD_IOC_GET_MEM_PARAMS, &mem), 0);
+    EXPECT_EQ(mem.out_buffer_count, info.out_pool_buffers);
+}
+
+// The memory a smaller pool pins is what it has: the memory cgroup's
+// charge, through MemAvailable, grows by its buffers, not the default's.
+TEST(PoolSize, ASmallerPoolPinsOnlyItsBuffers)
+{
+    const smbd_info info = device_info();
+    const uint64_t whole = info.out_mmap_size;
+    ASSERT_GE(whole, 16ull << 20);
+    const auto before = mem_available();
+    ASSERT_TRUE(before);
+    std::vector<Device> devs;
+    for (int i = 0; i < 8; i++) {
+        devs.push_back(open_device());
+        smbd_mem_params mem{};
+        ASSERT_EQ(devs.back().get_mem_params(mem, 1), 0);
+    }
+    const auto after = mem_available();
+    ASSERT_TRUE(after);
+    const uint64_t used = *before > *after ? *before - *after : 0;
+    // eight default pools would take 8 x whole; eight of one buffer, 8 MiB
+    EXPECT_LT(used, 4 * whole) << "MemAvailable dropped by " << (used >> 20)
+                               << " MiB for eight pools of one buffer";
 }
 
 TEST_F(Pool, PrivateMappingIsInvalid)

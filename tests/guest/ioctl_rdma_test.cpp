@@ -313,6 +313,18 @@ TEST_F(RdmaRw, SliceOutsideThePoolIsInvalid)
     EXPECT_EQ(call(), ENOENT);
 }
 
+// A pool of fewer buffers (SMBD_FEATURE_POOL_SIZE) bounds the slices by
+// its own count, before and after it is allocated.
+TEST_F(RdmaRw, ASmallerPoolBoundsTheSlices)
+{
+    smbd_mem_params mem{};
+    ASSERT_EQ(dev_.get_mem_params(mem, 2), 0);
+    slices_[0] = {2, 0, 1, 0};
+    EXPECT_EQ(call(), EINVAL);
+    slices_[0] = {1, info_.out_buffer_size - 1, 1, 0};
+    EXPECT_EQ(call(), ENOENT);
+}
+
 TEST_F(RdmaRw, OverlappingSlicesAreInvalidAdjacentOnesAreNot)
 {
     slices_ = {{2, 8192, 4096, 0}, {1, 0, 100, 0}, {2, 4096, 4097, 0}};

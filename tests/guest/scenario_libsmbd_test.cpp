@@ -115,7 +115,7 @@ TEST_F(LibsmbdOpen, AMissingFeatureIsRefusedByItsBit)
               std::string::npos)
         << why;
     // everything this ABI version defines is there
-    args.required_features = (SMBD_FEATURE_CONN_STATS << 1) - 1;
+    args.required_features = (SMBD_FEATURE_POOL_SIZE << 1) - 1;
     EXPECT_EQ(open_dev(args, why, dev), 0) << why;
     ASSERT_TRUE(dev);
     smbd_dev_info info;
@@ -222,6 +222,42 @@ TEST_F(LibsmbdOpen, AForkedChildIsToldToOpenTheDeviceItself)
         << "the child's verdict: " << status;
     EXPECT_EQ(smbd_dev_register_session(dev.get(), kSession), 0)
         << smbd_dev_errmsg(dev.get());
+}
+
+// smbd_dev_set_pool_buffers(): a pool of fewer buffers, what
+// smbd_dev_get_info() and smbd_dev_buf_alloc() then say, and the refusals
+// with their reasons.
+TEST_F(LibsmbdOpen, APoolOfFewerBuffersIsWhatTheHandleLends)
+{
+    std::string why;
+    std::unique_ptr<smbd_dev, DevCloser> dev;
+    ASSERT_EQ(open_dev(SMBD_DEV_OPEN_ARGS_INIT, why, dev), 0) << why;
+    auto msg = [&] { return std::string(smbd_dev_errmsg(dev.get())); };
+    smbd_dev_info info;
+    smbd_dev_get_info(dev.get(), &info, sizeof(info));
+    const uint32_t most = info.pool_buffers;
+    ASSERT_GT(most, 2u);
+
+    EXPECT_EQ(smbd_dev_set_pool_buffers(dev.get(), 0), EINVAL);
+    EXPECT_NE(msg().find("the module allows 1.."), std::string::npos) << msg();
+    EXPECT_EQ(smbd_dev_set_pool_buffers(dev.get(), most + 1), EINVAL);
+    ASSERT_EQ(smbd_dev_set_pool_buffers(dev.get(), 2), 0) << msg();
+    smbd_dev_get_info(dev.get(), &info, sizeof(info));
+    EXPECT_EQ(info.pool_buffers, 2u);
+
+    const size_t pool = size_t{2} * info.buffer_size;
+    smbd_dev_buf *buf = nullptr;
+    EXPECT_EQ(smbd_dev_buf_alloc(dev.get(), pool + 1, &buf), EMSGSIZE);
+    ASSERT_EQ(smbd_dev_buf_alloc(dev.get(), pool, &buf), 0) << msg();
+    smbd_dev_buf *more = nullptr;
+    EXPECT_EQ(smbd_dev_buf_alloc(dev.get(), 4096, &more), ENOBUFS);
+    smbd_dev_buf_free(buf);
+
+    // mapped now: the same count is no change, another is refused
+    EXPECT_EQ(smbd_dev_set_pool_buffers(dev.get(), 2), 0) << msg();
+    EXPECT_EQ(smbd_dev_set_pool_buffers(dev.get(), 1), EBUSY);
+    EXPECT_NE(msg().find("it is mapped, of 2"), std::string::npos) << msg();
+    EXPECT_EQ(smbd_dev_set_pool_buffers(dev.get(), most), EBUSY);
 }
 
 // What the library checks before the kernel sees the call: each refusal

@@ -81,13 +81,15 @@ PIN(smbd_session, size, 0);
 PIN(smbd_session, flags, 4);
 PIN(smbd_session, session_id, 8);
 
-SIZE(smbd_mem_params, 32);
+SIZE(smbd_mem_params, 40);
 PIN(smbd_mem_params, size, 0);
 PIN(smbd_mem_params, flags, 4);
 PIN(smbd_mem_params, out_buffer_count, 8);
 PIN(smbd_mem_params, out_buffer_size, 12);
 PIN(smbd_mem_params, out_mmap_size, 16);
 PIN(smbd_mem_params, out_mmap_offset, 24);
+PIN(smbd_mem_params, buffer_count, 32);
+PIN(smbd_mem_params, __reserved, 36);
 
 SIZE(smbd_sockaddr, 24);
 PIN(smbd_sockaddr, family, 0);

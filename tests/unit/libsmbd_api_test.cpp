@@ -87,6 +87,7 @@ TEST(LibsmbdApi, NullHandlesAreRefusedNotDereferenced)
     smbd_dev_conn_stats st{};
     EXPECT_EQ(smbd_dev_get_conn_stats(nullptr, 1, &st, sizeof(st)), EINVAL);
     EXPECT_EQ(smbd_dev_register_session(nullptr, 1), EINVAL);
+    EXPECT_EQ(smbd_dev_set_pool_buffers(nullptr, 1), EINVAL);
     size_t n = 7;
     EXPECT_EQ(smbd_dev_fetch(nullptr, nullptr, &n), EINVAL);
     EXPECT_EQ(n, 0u);

@@ -229,7 +229,7 @@ void print_text(const State &st)
 {
     std::printf(
         "smbdirect: RDMA port %s for InfiniBand and RoCE, %s for "
-        "iWARP%s; pool %s x %s bytes per open file\n",
+        "iWARP%s; pools of at most %s x %s bytes, one per open file\n",
         get(st.params, "ib_port").c_str(), get(st.params, "iwarp_port").c_str(),
         get(st.params, "ib_on_iwarp_port") == "Y" ? " and InfiniBand and RoCE"
                                                   : "",

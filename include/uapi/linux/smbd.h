@@ -28,7 +28,8 @@
  *              REGISTER_SESSION by neither the master's user nor a holder
  *              of CAP_NET_ADMIN
  *  EBUSY       the role is already held by another file (SET_PARAMS, LISTEN),
- *              or the session is registered by another file
+ *              the session is registered by another file, or the pool is
+ *              there with another count of buffers (GET_MEM_PARAMS)
  *  EADDRINUSE  SET_PARAMS: another listener (ksmbd, say) holds an RDMA port
  *              the driver serves; out_busy_port names it
  *  ENOENT      unknown connection id, session id or token; a connection's
@@ -121,6 +122,7 @@ enum {
 #define SMBD_FEATURE_RW_REPLY (1ULL << 9)	/* smbd_rw_op.reply_ptr */
 #define SMBD_FEATURE_SEND_ROOM (1ULL << 10)	/* send queue bound, SEND_ROOM */
 #define SMBD_FEATURE_CONN_STATS (1ULL << 11)	/* CONN_STATS */
+#define SMBD_FEATURE_POOL_SIZE (1ULL << 12)	/* smbd_mem_params.buffer_count */
 
 /**
  * struct smbd_info - SMBD_IOC_GET_INFO: the first call of every user
@@ -136,12 +138,14 @@ enum {
  *	event can carry (upper bound of any negotiated MaxFragmentedSize)
  * @out_max_slices: most local slices in one RDMA operation
  * @out_max_descriptors: most Buffer Descriptor V1 entries in one operation
- * @out_pool_buffers: buffers in each file's pool (module parameter)
+ * @out_pool_buffers: the most buffers a file's pool may have, and its
+ *	count unless GET_MEM_PARAMS chooses fewer (module parameter)
  * @out_buffer_size: bytes per pool buffer (module parameter)
  * @out_port: the RDMA port iWARP clients are served on (module parameter
  *	iwarp_port, [MS-SMBD] 2.1: 5445), 0 if none
  * @out_max_iovs: most iovecs in one SEND_PDU entry
- * @out_mmap_size: bytes of the pool mapping (see SMBD_IOC_GET_MEM_PARAMS)
+ * @out_mmap_size: bytes of the mapping of a pool of @out_pool_buffers
+ *	(see SMBD_IOC_GET_MEM_PARAMS)
  * @out_ib_port: the RDMA port InfiniBand and RoCE clients are served on
  *	(module parameter ib_port, [MS-SMBD] 2.1: SMB's 445), 0 if none
  * @out_port_flags: SMBD_PORT_*
@@ -361,11 +365,17 @@ struct smbd_session {
  * @out_buffer_size: bytes per buffer; buffer i starts at i * out_buffer_size
  * @out_mmap_size: length to pass to mmap()
  * @out_mmap_offset: offset to pass to mmap()
+ * @buffer_count: buffers the pool is to have (SMBD_FEATURE_POOL_SIZE;
+ *	1..smbd_info.out_pool_buffers), or 0: the pool as it is, or
+ *	out_pool_buffers if there is none yet. EBUSY if the pool is there
+ *	with another count: the first GET_MEM_PARAMS or mmap() sizes it.
+ * @__reserved: must be 0
  *
  * The pool is allocated at the first GET_MEM_PARAMS or mmap() of the file,
  * zeroed and charged to the caller's memory cgroup (ENOMEM if it cannot
- * be). mmap() must be MAP_SHARED with exactly @out_mmap_offset and
- * @out_mmap_size (EINVAL otherwise), by the process that opened the file
+ * be); a first mmap() allocates smbd_info.out_pool_buffers buffers. mmap()
+ * must be MAP_SHARED with exactly @out_mmap_offset and @out_mmap_size
+ * (EINVAL otherwise), by the process that opened the file
  * (EBADFD otherwise); the mapping is not inherited by fork() (VM_DONTCOPY)
  * and cannot grow (VM_DONTEXPAND). A child that inherits it anyway, after
  * MADV_DOFORK, gets SIGBUS when it touches it. Every mapping of the file
@@ -379,6 +389,8 @@ struct smbd_mem_params {
 	__u32 out_buffer_size;
 	__aligned_u64 out_mmap_size;
 	__aligned_u64 out_mmap_offset;
+	__u32 buffer_count;
+	__u32 __reserved;
 };
 
 #define SMBD_IOC_GET_MEM_PARAMS _IO(SMBD_IOCTL_TYPE, SMBD_CMD_GET_MEM_PARAMS)

@@ -47,8 +47,11 @@ const Command kTable[kCommands] = {
      offsetof(smbd_accept, out_conn_id), sizeof(smbd_accept)},
     {SMBD_IOC_REGISTER_SESSION, sizeof(smbd_session), 0, 0, 0},
     {SMBD_IOC_UNREGISTER_SESSION, sizeof(smbd_session), 0, 0, 0},
-    {SMBD_IOC_GET_MEM_PARAMS, sizeof(smbd_mem_params), 0,
-     offsetof(smbd_mem_params, out_buffer_count), sizeof(smbd_mem_params)},
+    {SMBD_IOC_GET_MEM_PARAMS, sizeof(smbd_mem_params),
+     offsetof(smbd_mem_params, __reserved),
+     offsetof(smbd_mem_params, out_buffer_count),
+     offsetof(smbd_mem_params, buffer_count),
+     offsetof(smbd_mem_params, buffer_count)},
     {SMBD_IOC_GET_EVENTS, sizeof(smbd_get_events),
      offsetof(smbd_get_events, __reserved),
      offsetof(smbd_get_events, out_count),
@@ -187,7 +190,9 @@ uint8_t *Thread::issue(Request &req, const Handle &h, int &err, uint32_t &usize)
     bool tail_nonzero = false, huge = false, header_einval = false;
     usize = static_cast<uint32_t>(ksize);
     if (force == SHORT || (hostile && m < 10)) {
-        usize = static_cast<uint32_t>(rng.below(ksize));
+        // forced: below the first version, which an older caller's size
+        // is not
+        usize = static_cast<uint32_t>(rng.below(force ? kmin : ksize));
         req.mutated("size=" + std::to_string(usize));
     }
     else if (force == TAIL || (hostile && m < 20)) {

@@ -32,8 +32,7 @@ void Thread::build(unsigned op, const Handle &h, Request &req)
         build_session(req);
         break;
     case OP_GET_MEM_PARAMS:
-        req.semantic = errnos({0, ENOMEM});
-        req.force_invalid = !h.pool;
+        build_mem_params(h, req);
         break;
     case OP_GET_EVENTS:
         build_get_events(req);
@@ -263,6 +262,27 @@ void Thread::build_session(Request &req)
     req.semantic = req.op == OP_REGISTER_SESSION
                        ? errnos({0, EBUSY, ENOMEM, ENOSPC})
                        : errnos({0, ENOENT});
+}
+
+// The pool's count of buffers, or one past the module's. Never fewer: a
+// slot's pool may not be allocated yet, and the fuzzer's windows, slices
+// and checks take the count of GET_INFO (the guest tests cover fewer).
+void Thread::build_mem_params(const Handle &h, Request &req)
+{
+    auto &mp = req.as<smbd_mem_params>();
+    const uint32_t most = proc.info.out_pool_buffers;
+    req.semantic = errnos({0, ENOMEM});
+    req.force_invalid = !h.pool;
+    const uint64_t r = rng.below(10);
+    if (r < 3) {
+        mp.buffer_count = most;
+    }
+    else if (r < 4 && hostile) {
+        mp.buffer_count = static_cast<uint32_t>(rng.range(
+            uint64_t{most} + 1, rng.percent(50) ? most + 1 : UINT32_MAX));
+        req.mutated("buffer_count");
+        req.inner = EINVAL;
+    }
 }
 
 void Thread::build_get_events(Request &req)

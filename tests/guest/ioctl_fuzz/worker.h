@@ -179,6 +179,7 @@ class Thread {
     void build_set_params(Request &req);
     void build_accept(Request &req);
     void build_session(Request &req);
+    void build_mem_params(const Handle &h, Request &req);
     uint64_t session_id();
     void build_get_events(Request &req);
     void build_send_pdu(const Handle &h, Request &req);
