@@ -123,6 +123,15 @@ smb2_scavenger_device
 smb2_fork_device
 # a pool smaller than 8 MiB bounds what smbd offers
 smb2_small_pool
+# ... and so does "server smb direct pool size", each process's pool of 4
+# buffers, not the module's 64: the parent offers no more than it holds,
+# and in the child a transfer that holds it whole makes the next one wait
+E2E_CONF_EXTRA="	server smb direct pool size = 4M" \
+	E2E_EXPECT="MaxReadWriteSize 4194304
+MaxReadSize 4194304, MaxWriteSize 4194304" \
+	run_smb2 smb2-pool-size max-io
+E2E_CONF_EXTRA="	server smb direct pool size = 4M" \
+	run_smb2 smb2-pool-size-wait --timeout 30 pool-wait
 leak_checkpoint smb2
 
 ksmbd_scenarios

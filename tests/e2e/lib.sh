@@ -783,6 +783,18 @@ testparm_smb_direct() {
 	elif ! E2E_CONF_EXTRA="	server smb direct max io size = 4096" \
 		testparm_warns "max io size' is below 65536" auto; then
 		:
+	elif ! E2E_CONF_EXTRA="	server smb direct pool size = 8M" \
+		testparm_warns "" auto; then
+		:
+	elif ! E2E_CONF_EXTRA="	server smb direct pool size = 4M" \
+		testparm_warns "pool size' is below 'server smb direct max io size'" auto; then
+		:
+	elif ! E2E_CONF_EXTRA="	server smb direct pool size = 4096" \
+		testparm_warns "pool size' is below one buffer of the smbdirect module, 1048576 bytes" auto; then
+		:
+	elif ! E2E_CONF_EXTRA="	server smb direct pool size = 1G" \
+		testparm_warns "pool size' is above the 67108864 bytes" auto; then
+		:
 	elif ! rmmod smbdirect; then
 		fail "cannot unload the module"
 	else
@@ -790,7 +802,7 @@ testparm_smb_direct() {
 		testparm_warns "device cannot be opened" auto && ok=0
 		insmod "$SMBD_DRIVER" || { ok=1; fail "insmod failed"; }
 	fi
-	[ $ok != 0 ] || E2E_DETAIL="6 warnings, none for a working configuration"
+	[ $ok != 0 ] || E2E_DETAIL="9 warnings, none for a working configuration"
 	scenario_result testparm-smb-direct $ok
 }
 
@@ -841,21 +853,25 @@ smbcontrol_smbdirect_status() {
 	scenario_result smbcontrol-smbdirect-status $ok
 }
 
-# smbstatus_json: a cifs mount over SMB Direct and one over TCP, each a
-# session of its own; smbstatus --json must show the first's channel as
-# "smbdirect" with the id of the connection the driver has owned for it
-# and that connection's counters (a 1 MiB file written through the mount
-# took RDMA READs of at least its size), and the second's as "tcp" (the
-# lines whose smbstatus lists channels: 4.22)
+# smbstatus_json: a cifs mount over SMB Direct, one over TCP and one over
+# NetBIOS (port 139), each a session of its own; smbstatus --json must show
+# the first's channel as "smbdirect" with the id of the connection the
+# driver has owned for it and that connection's counters (a 1 MiB file
+# written through the mount took RDMA READs of at least its size), the
+# second's as "tcp" and the third's as "nbt" (the lines whose smbstatus
+# lists channels: 4.22)
 smbstatus_json() {
 	E2E_WHY= E2E_DETAIL=
 	ok=1
-	tcp_mnt=$E2E_MNT-tcp
-	mkdir -p "$tcp_mnt"
-	if start_smbd auto; then
+	tcp_mnt=$E2E_MNT-tcp nbt_mnt=$E2E_MNT-nbt
+	mkdir -p "$tcp_mnt" "$nbt_mnt"
+	if E2E_CONF_EXTRA="	smb ports = 445 139" start_smbd auto; then
 		if ! mount_e2e "rdma,vers=3.1.1"; then
 			:
 		elif ! mount_e2e "vers=3.1.1" "$tcp_mnt"; then
+			umount "$E2E_MNT"
+		elif ! mount_e2e "vers=3.1.1,port=139,servern=E2E" "$nbt_mnt"; then
+			umount "$tcp_mnt"
 			umount "$E2E_MNT"
 		else
 			id=$(owned_ids)
@@ -884,6 +900,8 @@ for s in json.load(sys.stdin).get("sessions", {}).values():
 				fail "no channel says: smbdirect $id; the channels: $chans; smbstatus said: $(cat "$E2E_DIR/log/smbstatus.err")"
 			elif ! printf '%s\n' "$chans" | grep -qx "tcp -"; then
 				fail "no channel says: tcp; the channels: $chans"
+			elif ! printf '%s\n' "$chans" | grep -qx "nbt -"; then
+				fail "no channel says: nbt; the channels: $chans"
 			elif [ -z "$counters" ]; then
 				fail "the SMB Direct channel has no smbdirect_counters: $chans"
 			elif ! echo "$counters" | {
@@ -896,12 +914,13 @@ for s in json.load(sys.stdin).get("sessions", {}).values():
 				E2E_DETAIL=$(printf '%s\n' "$chans" | paste -sd, -)
 			fi
 			rm -f "$E2E_MNT/counted"
+			umount "$nbt_mnt" || { ok=1; fail "umount failed"; }
 			umount "$tcp_mnt" || { ok=1; fail "umount failed"; }
 			umount "$E2E_MNT" || { ok=1; fail "umount failed"; }
 		fi
 	fi
 	stop_smbd
-	rmdir "$tcp_mnt"
+	rmdir "$tcp_mnt" "$nbt_mnt"
 	scenario_result smbstatus-json $ok
 }
 
