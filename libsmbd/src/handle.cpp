@@ -283,6 +283,7 @@ std::error_code Handle::map_pool()
         pool_buffers_ == info_.out_pool_buffers ? 0 : pool_buffers_;
     if (int err = map_.map(dev_, ask))
         return fail(Step::map_pool, err);
+    pool_buffers_ = map_.buffer_count();
     pool_ = Pool(map_.buffer_count(), map_.buffer_size());
     return {};
 }

@@ -787,7 +787,7 @@ testparm_smb_direct() {
 		testparm_warns "" auto; then
 		:
 	elif ! E2E_CONF_EXTRA="	server smb direct pool size = 4M" \
-		testparm_warns "pool size' is below 'server smb direct max io size'" auto; then
+		testparm_warns "4194304 bytes, is below 'server smb direct max io size', 8388608" auto; then
 		:
 	elif ! E2E_CONF_EXTRA="	server smb direct pool size = 4096" \
 		testparm_warns "pool size' is below one buffer of the smbdirect module, 1048576 bytes" auto; then

@@ -313,8 +313,8 @@ TEST_F(RdmaRw, SliceOutsideThePoolIsInvalid)
     EXPECT_EQ(call(), ENOENT);
 }
 
-// A pool of fewer buffers (SMBD_FEATURE_POOL_SIZE) bounds the slices by
-// its own count, before and after it is allocated.
+// A pool of fewer buffers (SMBD_FEATURE_POOL_SIZE) bounds the slices by its
+// own count (before any pool, the default's: SliceOutsideThePoolIsInvalid).
 TEST_F(RdmaRw, ASmallerPoolBoundsTheSlices)
 {
     smbd_mem_params mem{};

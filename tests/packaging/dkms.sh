@@ -6,13 +6,14 @@
 set -eu
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 . "$repo/tools/lib.sh"
-metas=$("$repo/tools/kernel-abi.sh" --supported)
-hdrs=
-for meta in $metas; do
-	hdrs="$hdrs linux-headers-$("$repo/tools/kernel-abi.sh" "$meta")"
+# the ABIs once: installing a package refreshes the apt lists, after
+# which Debian's current kernel may be another
+abis=
+for meta in $("$repo/tools/kernel-abi.sh" --supported); do
+	abis="$abis $("$repo/tools/kernel-abi.sh" "$meta")"
 done
-# shellcheck disable=SC2086 # one package each
-need_packages dkms dkms $hdrs
+# shellcheck disable=SC2046,SC2086 # one package each
+need_packages dkms dkms $(for abi in $abis; do echo "linux-headers-$abi"; done)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -25,8 +26,7 @@ dkms() {
 }
 mkdir -p "$work/dkms" "$work/modules"
 dkms add -m smbdirect -v "$version" >/dev/null
-for meta in $metas; do
-	abi=$("$repo/tools/kernel-abi.sh" "$meta")
+for abi in $abis; do
 	dkms build -m smbdirect -v "$version" -k "$abi" >"$work/build.log" 2>&1 ||
 		{ cat "$work/build.log"; exit 1; }
 	mkdir -p "$work/modules/$abi"

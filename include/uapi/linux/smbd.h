@@ -29,7 +29,8 @@
  *              of CAP_NET_ADMIN
  *  EBUSY       the role is already held by another file (SET_PARAMS, LISTEN),
  *              the session is registered by another file, or the pool is
- *              there with another count of buffers (GET_MEM_PARAMS)
+ *              there with another count of buffers (GET_MEM_PARAMS; an
+ *              mmap() or RDMA_RW that races the first GET_MEM_PARAMS)
  *  EADDRINUSE  SET_PARAMS: another listener (ksmbd, say) holds an RDMA port
  *              the driver serves; out_busy_port names it
  *  ENOENT      unknown connection id, session id or token; a connection's
@@ -373,7 +374,8 @@ struct smbd_session {
  *
  * The pool is allocated at the first GET_MEM_PARAMS or mmap() of the file,
  * zeroed and charged to the caller's memory cgroup (ENOMEM if it cannot
- * be); a first mmap() allocates smbd_info.out_pool_buffers buffers. mmap()
+ * be); a first mmap() or RDMA_RW allocates smbd_info.out_pool_buffers
+ * buffers. mmap()
  * must be MAP_SHARED with exactly @out_mmap_offset and @out_mmap_size
  * (EINVAL otherwise), by the process that opened the file
  * (EBADFD otherwise); the mapping is not inherited by fork() (VM_DONTCOPY)

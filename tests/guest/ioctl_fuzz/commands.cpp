@@ -229,6 +229,10 @@ uint8_t *Thread::issue(Request &req, const Handle &h, int &err, uint32_t &usize)
     if (rng.percent(20))
         for (size_t i = c.out_begin; i < c.out_end; i++)
             body[i] = static_cast<uint8_t>(rng.next());
+    // an older caller's struct sets nothing past its first version (the
+    // kernel would read a field cut short: a count of its low bytes)
+    if (usize >= kmin && usize < ksize)
+        std::memset(body + kmin, 0, ksize - kmin);
 
     // where it goes: the scratch, else where nothing can be read, a pool
     // window, or against the guard page; never garbage from a window when
@@ -240,6 +244,10 @@ uint8_t *Thread::issue(Request &req, const Handle &h, int &err, uint32_t &usize)
         a = rng.percent(50) ? 0 : rng.percent(50) ? 80 : 99;
     else if (hostile)
         a = rng.below(100);
+    // a shared window holds any bytes, which may be a valid request: a
+    // pointer to nothing instead
+    if (req.private_only && a >= 88 && a < 94)
+        a = 80;
     Ptr kind = Ptr::Private;
     uint64_t arg;
     int predict = -1;

@@ -273,6 +273,8 @@ void Thread::build_mem_params(const Handle &h, Request &req)
     const uint32_t most = proc.info.out_pool_buffers;
     req.semantic = errnos({0, ENOMEM});
     req.force_invalid = !h.pool;
+    // whatever a window holds could ask for fewer
+    req.private_only = true;
     const uint64_t r = rng.below(10);
     if (r < 3) {
         mp.buffer_count = most;
