@@ -191,8 +191,9 @@ lint: build
 	LC_ALL=C groff -man -ww -z tools/smbdctl/smbdctl.8
 
 # The module's source as DKMS takes it: driver/ and include/ (sources
-# only) and dkms.conf in $(DESTDIR)/usr/src/smbdirect-$(VERSION); then
-# dkms install smbdirect/$(VERSION) builds and installs it for a kernel.
+# only) and dkms.conf in $(DESTDIR)/usr/src/smbdirect-$(VERSION); prints
+# the module as DKMS names it, smbdirect/$(VERSION), which dkms add and
+# dkms install take.
 DKMS_DIR = $(DESTDIR)/usr/src/smbdirect-$(VERSION)
 dkms-source:
 	rm -rf $(DKMS_DIR)
@@ -200,6 +201,7 @@ dkms-source:
 	find driver include \( -name '*.[ch]' ! -name '*.mod.c' \) -o \
 		-name Kbuild | xargs cp --parents -t $(DKMS_DIR)
 	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf.in >$(DKMS_DIR)/dkms.conf
+	@echo smbdirect/$(VERSION)
 
 # dkms add, build and install of that source for each supported kernel,
 # in scratch trees; the module's name on a kernel with its own smbdirect

@@ -132,6 +132,9 @@ MaxReadSize 4194304, MaxWriteSize 4194304" \
 	run_smb2 smb2-pool-size max-io
 E2E_CONF_EXTRA="	server smb direct pool size = 4M" \
 	run_smb2 smb2-pool-size-wait --timeout 30 pool-wait
+# ... kept through a reload to a larger size, so that a channel binding to
+# an older process is offered no more than that process holds
+smb2_reload_pool_size
 leak_checkpoint smb2
 
 ksmbd_scenarios

@@ -654,22 +654,12 @@ smb2_reload_live() {
 # finds the connection claimed.
 smb2_holder() {
 	E2E_WHY= E2E_DETAIL=
-	ok=1
-	fifo=$E2E_DIR/holder.fifo out=$E2E_DIR/holder.out holder= cued=
+	ok=1 holder= cued=
 	case $1 in
 	stopped) answer=NT_STATUS_IO_TIMEOUT started="start_smbd auto" ;;
 	refusing) answer=NT_STATUS_NOT_SUPPORTED started=start_smbd_tcp ;;
 	esac
-	rm -f "$fifo" && mkfifo "$fifo" || fail "mkfifo $fifo"
-	if [ -p "$fifo" ] && $started; then
-		smb2 rdma-after-tcp-on-cue <"$fifo" >"$out" &
-		client=$!
-		exec 9>"$fifo"
-		i=0
-		until grep -qs "waiting for a line" "$out" || [ $i -ge 300 ]; do
-			i=$((i + 1))
-			sleep 0.1
-		done
+	if $started && on_cue_start rdma-after-tcp-on-cue; then
 		holder=$(tcp_smbd_pids)
 		if [ -z "$holder" ]; then
 			fail "no smbd of the TCP session: '$holder'"
@@ -685,14 +675,7 @@ smb2_holder() {
 		else
 			cued=1
 		fi
-		# a client that ended already reads no line: no SIGPIPE here
-		! kill -0 "$client" 2>/dev/null || echo go >&9
-		exec 9>&-
-		if wait "$client"; then
-			ok=0
-		else
-			fail "$(sed -n 's/^SMB2 \(.* FAIL .*\)/\1/p' "$out")"
-		fi
+		on_cue_end && ok=0
 		[ "$1" != stopped ] || [ -z "$cued" ] || kill -CONT "$holder"
 		if [ -z "$cued" ]; then
 			ok=1
@@ -704,11 +687,43 @@ smb2_holder() {
 		fi
 		[ $ok != 0 ] ||
 			E2E_DETAIL="the TCP session's smbd $holder $1: $answer"
-		[ $ok = 0 ] || sed 's/^/  smb2: /' "$out"
 	fi
+	on_cue_done
 	stop_smbd
-	rm -f "$fifo" "$out"
 	scenario_result "smb2-rdma-after-$1-holder" $ok
+}
+
+# on_cue_start <check>: the client's <check> (one that waits for a line on
+# standard input) in the background, until it says it waits; its output
+# goes to $cue_out
+on_cue_start() {
+	cue_fifo=$E2E_DIR/cue.fifo cue_out=$E2E_DIR/cue.out cue_client=
+	rm -f "$cue_fifo" && mkfifo "$cue_fifo" ||
+		fail "mkfifo $cue_fifo" || return 1
+	smb2 "$1" <"$cue_fifo" >"$cue_out" &
+	cue_client=$!
+	exec 9>"$cue_fifo"
+	wait_for 300 grep -qs "waiting for a line" "$cue_out"
+	return 0
+}
+# on_cue_end: the client gets its line; its verdict
+on_cue_end() {
+	# a client that ended already reads no line: no SIGPIPE here
+	! kill -0 "$cue_client" 2>/dev/null || echo go >&9
+	exec 9>&-
+	wait "$cue_client"
+	rc=$? cue_client=
+	[ $rc = 0 ] ||
+		fail "$(sed -n 's/^SMB2 \(.* FAIL .*\)/\1/p' "$cue_out")"
+}
+# on_cue_done: a client still waiting gets no line; its output, if the
+# scenario failed; its files gone
+on_cue_done() {
+	[ -z "${cue_client:-}" ] || { exec 9>&-; wait "$cue_client"; }
+	cue_client=
+	[ -n "${cue_out:-}" ] || return 0
+	[ "$ok" = 0 ] || [ ! -e "$cue_out" ] || sed 's/^/  smb2: /' "$cue_out"
+	rm -f "$cue_fifo" "$cue_out"
 }
 
 # smb2_debug_class: the smbdirect debug class alone at level 10 logs the
@@ -938,6 +953,39 @@ smb2_small_pool() {
 	fi
 	rmmod smbdirect 2>/dev/null
 	insmod "$SMBD_DRIVER"
+}
+
+# smb2_reload_pool_size: a reload to a larger "server smb direct pool
+# size" changes no process's pool until smbd starts again (it says so),
+# so a channel binding to the session of an older process, which has the
+# pool of 4 buffers, is offered no more than 4 MiB, and transfers of that
+# size move on it
+smb2_reload_pool_size() {
+	E2E_WHY= E2E_DETAIL=
+	ok=1 offers=
+	if E2E_CONF_EXTRA="	server smb direct pool size = 4M" start_smbd auto &&
+		on_cue_start bind-max-io-on-cue; then
+		if ! E2E_CONF_EXTRA="	server smb direct pool size = 8M" \
+			write_conf auto || ! kill -HUP "$SMBD_PID"; then
+			fail "cannot reload smbd"
+		elif ! wait_for 300 grep -q "pool size' changes when smbd starts again" \
+			"$E2E_DIR/log/smbd.out"; then
+			on_cue_end
+			fail "smbd did not say the pool stays: $(tail -n 1 "$E2E_DIR/log/smbd.out")"
+		elif on_cue_end; then
+			offers=$(sed -n 's/.*MaxReadSize \([0-9]*\), MaxWriteSize \([0-9]*\)$/\1,\2/p' \
+				"$cue_out" | paste -sd' ' -)
+			if [ "$offers" = "4194304,4194304 4194304,4194304" ]; then
+				ok=0
+				E2E_DETAIL="MaxReadSize,MaxWriteSize before and after the reload: $offers"
+			else
+				fail "offered (MaxReadSize,MaxWriteSize) before and after the reload: '$offers', expected 4194304 both times"
+			fi
+		fi
+	fi
+	on_cue_done
+	stop_smbd
+	scenario_result smb2-reload-pool-size $ok
 }
 
 # smb2_fork_device: the processes smbd forks once it holds the device

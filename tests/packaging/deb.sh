@@ -45,7 +45,7 @@ src=usr/src/smbdirect-$version
 expect smbdirect-dkms "$src/dkms.conf" "$src/driver/Kbuild" \
 	"$src/driver/[a-z_0-9]+\.[ch]" "$src/driver/proto/[a-z_0-9]+\.[ch]" \
 	"$src/include/uapi/linux/smbd\.h"
-make -s -C "$repo" dkms-source DESTDIR="$work/dkms-source"
+make -s -C "$repo" dkms-source DESTDIR="$work/dkms-source" >/dev/null
 (cd "$work/dkms-source" && find . -type f | sed 's|^\./||' | sort) >"$work/want"
 grep "^usr/src/" "$work/smbdirect-dkms.files" >"$work/got"
 diff -u "$work/want" "$work/got" >"$work/diff" ||

@@ -17,15 +17,18 @@ need_packages dkms dkms $(for abi in $abis; do echo "linux-headers-$abi"; done)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-make -s -C "$repo" dkms-source DESTDIR="$work/root"
+# as the README's commands take it: the name it prints
+module=$(make -s -C "$repo" dkms-source DESTDIR="$work/root")
 src=$work/root/usr/src
-version=$(ls "$src" | sed -n 's/^smbdirect-//p')
+version=${module#smbdirect/}
+[ "$module" = "smbdirect/$version" ] && [ -d "$src/smbdirect-$version" ] ||
+	{ echo "dkms: make dkms-source printed '$module', not the smbdirect/<version> of $(ls "$src")" >&2; exit 1; }
 dkms() {
 	command dkms --sourcetree "$src" --dkmstree "$work/dkms" \
 		--installtree "$work/modules" "$@"
 }
 mkdir -p "$work/dkms" "$work/modules"
-dkms add -m smbdirect -v "$version" >/dev/null
+dkms add "$module" >/dev/null
 for abi in $abis; do
 	dkms build -m smbdirect -v "$version" -k "$abi" >"$work/build.log" 2>&1 ||
 		{ cat "$work/build.log"; exit 1; }

@@ -44,7 +44,7 @@ grep -Eq -- '(^| )-Werror( |$)' "$work/real/driver/.main.o.cmd" ||
 name() {
 	bash -c '. "$1"; echo "${BUILT_MODULE_NAME[0]} $MAKE"' sh "$1"
 }
-make -s -C "$repo" dkms-source DESTDIR="$work/root"
+make -s -C "$repo" dkms-source DESTDIR="$work/root" >/dev/null
 conf=$(echo "$work"/root/usr/src/smbdirect-*/dkms.conf)
 sed "1i kernel_source_dir=$fake" "$conf" >"$work/fake.conf"
 sed "1i kernel_source_dir=$real" "$conf" >"$work/real.conf"

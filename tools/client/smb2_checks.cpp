@@ -321,27 +321,63 @@ Status check_session(Run &run)
     return close_all(run, *o, *ch->conn);
 }
 
-// RDMA WRITE and READ as large as the server's NEGOTIATE allows (at most
+// RDMA WRITE and READ on @ch as large as its NEGOTIATE allows (at most
 // 8 MiB, the largest SMB2 transfer a client issues): a server must serve
 // every size it offers, whatever memory it moves them through.
+Status max_io_rounds(Run &run, Channel &ch, Tree tree, const FileId &file)
+{
+    const auto &neg = ch.conn->negotiated();
+    uint32_t size =
+        std::min({neg.max_read_size, neg.max_write_size, uint32_t{8} << 20});
+    run.step("MaxReadSize " + std::to_string(neg.max_read_size) +
+             ", MaxWriteSize " + std::to_string(neg.max_write_size));
+    return rdma_rounds(run, *ch.rdma, tree, file, CHANNEL_RDMA_V1, size);
+}
+
 Status check_max_io(Run &run)
 {
     auto ch = run.open(Carrier::rdma);
     if (!ch)
         return ch.error();
-    const auto &neg = ch->conn->negotiated();
-    uint32_t size =
-        std::min({neg.max_read_size, neg.max_write_size, uint32_t{8} << 20});
-    run.step("MaxReadSize " + std::to_string(neg.max_read_size) +
-             ", MaxWriteSize " + std::to_string(neg.max_write_size));
     auto o = open_file(run, *ch->conn);
     if (!o)
         return o.error();
-    if (auto st = rdma_rounds(run, *ch->rdma, *o->tree, o->file,
-                              CHANNEL_RDMA_V1, size);
-        !st)
+    if (auto st = max_io_rounds(run, *ch, *o->tree, o->file); !st)
         return st;
     return close_all(run, *o, *ch->conn);
+}
+
+// max-io, then, after a line on standard input (the scenario changes the
+// server's configuration meanwhile), a second SMB Direct channel binds to
+// the session and moves transfers as large as its own NEGOTIATE allows:
+// the binding goes to the process serving the session, whose memory for
+// them was sized before the change.
+Status check_bind_max_io_on_cue(Run &run)
+{
+    auto first = run.open(Carrier::rdma);
+    if (!first)
+        return first.error();
+    auto o = open_file(run, *first->conn);
+    if (!o)
+        return o.error();
+    if (auto st = max_io_rounds(run, *first, *o->tree, o->file); !st)
+        return st;
+    run.step("session up; waiting for a line on standard input");
+    char line[64];
+    if (!std::fgets(line, sizeof(line), stdin))
+        return make_error(Errc::invalid_argument,
+                          "standard input ended before the line");
+    auto second = run.open(Carrier::rdma);
+    if (!second)
+        return second.error();
+    if (auto st = o->session->bind(*second->conn, run.opt().creds); !st)
+        return st;
+    run.step("binding SESSION_SETUP on a second SMB Direct channel");
+    if (auto st =
+            max_io_rounds(run, *second, o->tree->on(*second->conn), o->file);
+        !st)
+        return st;
+    return close_all(run, *o, *first->conn);
 }
 
 // Windows' flow: the session over TCP, then an SMB Direct connection
@@ -1611,6 +1647,10 @@ const std::vector<Smb2Check> &smb2_checks()
          "RDMA WRITE and READ of the largest size the server offers (over "
          "SMB Direct)",
          check_max_io},
+        {"bind-max-io-on-cue",
+         "max-io, then after a line on standard input max-io again on a "
+         "second SMB Direct channel bound to the session",
+         check_bind_max_io_on_cue},
         {"max-fragmented",
          "responses within the client's MaxFragmentedSize of 131072: "
          "larger ones refused, a compound's counted whole (over SMB Direct)",
