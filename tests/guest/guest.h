@@ -10,6 +10,7 @@
 #include <functional>
 #include <vector>
 
+#include "caps.h"
 #include "device.h"
 
 namespace guest {
@@ -27,12 +28,6 @@ smbd_info device_info();
 // kChildFailed if the child could not set itself up or died.
 inline constexpr int kChildFailed = 255;
 int in_child(const std::function<int()> &fn);
-
-// Drops CAP_NET_ADMIN from the calling thread (capset() leaves the
-// process's other threads alone); false if it could not.
-bool drop_net_admin();
-// Sets every uid of the calling process to nobody's; false if it could not.
-bool become_nobody();
 
 // A kernel address: any copy from or to it fails.
 inline constexpr uint64_t kBadPointer = 0xffff800000000000ull;

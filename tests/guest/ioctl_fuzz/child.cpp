@@ -8,12 +8,13 @@
 // allocator's, stdio's) that stay held in the child.
 #include "worker.h"
 
+#include "caps.h"
+
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
-#include <linux/capability.h>
 #include <string>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -110,19 +111,6 @@ struct Child {
     }
 };
 
-bool drop_net_admin()
-{
-    __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-    __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
-    if (syscall(SYS_capget, &hdr, data))
-        return false;
-    auto &word = data[CAP_TO_INDEX(CAP_NET_ADMIN)];
-    word.effective &= ~CAP_TO_MASK(CAP_NET_ADMIN);
-    word.permitted &= ~CAP_TO_MASK(CAP_NET_ADMIN);
-    word.inheritable &= ~CAP_TO_MASK(CAP_NET_ADMIN);
-    return syscall(SYS_capset, &hdr, data) == 0;
-}
-
 } // namespace
 
 void child_main(const ChildPlan &plan)
@@ -170,7 +158,7 @@ void child_main(const ChildPlan &plan)
         c.fail("opening a file of its own", errno);
         _exit(1);
     }
-    if (!drop_net_admin()) {
+    if (!guest::drop_net_admin()) {
         c.fail("dropping CAP_NET_ADMIN", errno);
     }
     else {
@@ -187,9 +175,7 @@ void child_main(const ChildPlan &plan)
                    "CAP_NET_ADMIN",
                    err);
     }
-    const uid_t nobody = 65534;
-    if (setresgid(nobody, nobody, nobody) ||
-        setresuid(nobody, nobody, nobody)) {
+    if (!guest::become_nobody()) {
         c.fail("becoming nobody", errno);
     }
     else {
