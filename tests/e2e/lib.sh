@@ -14,6 +14,8 @@ E2E_RDMA_INTERFACES="smbd0;capability=RSS,capability=RDMA"
 E2E_PASSED=0
 E2E_FAILED=0
 E2E_WHY=
+# when the last scenario ended (scenario_result), or the guest's run began
+E2E_LAST_RESULT=$(date +%s)
 COUNTERS=/sys/class/misc/smbd/counters
 E2E_IWARP_ADDR=10.56.0.1
 SMBD_PID=
@@ -422,16 +424,20 @@ run_scenario() {
 	scenario_result "$name" $ok
 }
 
-# scenario_result <name> <status>: the scenario's line; the server's and
-# the kernel's last words when it failed.
+# scenario_result <name> <status>: the scenario's line, ending with the
+# seconds since the line before ([N s]); the server's and the kernel's last
+# words when it failed.
 scenario_result() {
 	ok=$2
+	now=$(date +%s)
+	took="[$((now - E2E_LAST_RESULT)) s]"
+	E2E_LAST_RESULT=$now
 	if [ "$ok" = 0 ]; then
 		E2E_PASSED=$((E2E_PASSED + 1))
-		echo "E2E $1 PASS $E2E_DETAIL"
+		echo "E2E $1 PASS $E2E_DETAIL $took"
 	else
 		E2E_FAILED=$((E2E_FAILED + 1))
-		echo "E2E $1 FAIL $E2E_WHY"
+		echo "E2E $1 FAIL $E2E_WHY $took"
 		on_server 'tail -n 20 "$E2E_DIR/log/smbd.out"' | sed 's/^/  smbd: /'
 		dmesg | tail -n 15 | sed 's/^/  kernel: /'
 		[ "${SMBD_ROLE:-}" != client ] ||

@@ -4,12 +4,15 @@
 # iwarp.sh runs the scenarios again on soft-iWARP; registered-rw.sh
 # reloads the RDMA stack, so it goes last. The guest
 # parameter smbd.tier=a.sh,b.sh names other scripts of tests/vm/ instead.
-# On the debug kernel kmemleak scans after each.
+# On the debug kernel kmemleak scans after each. Each script's seconds
+# (with the scan) follow its output.
 set -e
 for t in ${SMBD_TIER:-ioctl.sh install.sh responder.sh unload.sh \
 	module-params.sh rdma-kill.sh \
 	net-fuzz.sh ioctl-fuzz.sh scenarios.sh iwarp.sh registered-rw.sh}; do
 	echo "== tests/vm/$t"
+	start=$(date +%s)
 	sh "tests/vm/$t"
 	sh tools/vm/kmemleak.sh "$t"
+	echo "== tests/vm/$t: $(($(date +%s) - start)) s"
 done

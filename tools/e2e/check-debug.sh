@@ -145,7 +145,7 @@ wait $lanes
 field() { sed -n "s/.*$1 .*\\b$2=\\([^ ]*\\).*/\\1/p" "$logs"/*.log | head -n 1; }
 gtests=$(cat "$logs"/*.log | sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' |
 	awk '{s += $1} END {print s + 0}')
-scripts=$(grep -c '^== tests/vm/' "$logs"/tier.log "$logs"/registered-rw.log 2>/dev/null |
+scripts=$(grep -c '^== tests/vm/.*: [0-9]* s$' "$logs"/tier.log "$logs"/registered-rw.log 2>/dev/null |
 	awk -F: '{s += $2} END {print s + 0}')
 reports=$(grep -l 'the kernel reported a problem' "$logs"/*.log | wc -l)
 scans=$(cat "$logs"/*.log | grep -c '^KMEMLEAK .* clean seconds=')
