@@ -18,7 +18,7 @@ need_packages dkms dkms $(for abi in $abis; do echo "linux-headers-$abi"; done)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # as the README's commands take it: the name it prints
-module=$(make -s -C "$repo" dkms-source DESTDIR="$work/root")
+module=$(make -s --no-print-directory -C "$repo" dkms-source DESTDIR="$work/root")
 src=$work/root/usr/src
 version=${module#smbdirect/}
 [ "$module" = "smbdirect/$version" ] && [ -d "$src/smbdirect-$version" ] ||
