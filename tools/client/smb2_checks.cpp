@@ -321,6 +321,17 @@ Status check_session(Run &run)
     return close_all(run, *o, *ch->conn);
 }
 
+// The scenario's cue, once @what is done: a line on standard input.
+Status await_cue(Run &run, const std::string &what)
+{
+    run.step(what + "; waiting for a line on standard input");
+    char line[64];
+    if (!std::fgets(line, sizeof(line), stdin))
+        return make_error(Errc::invalid_argument,
+                          "standard input ended before the line");
+    return {};
+}
+
 // RDMA WRITE and READ on @ch as large as its NEGOTIATE allows (at most
 // 8 MiB, the largest SMB2 transfer a client issues): a server must serve
 // every size it offers, whatever memory it moves them through.
@@ -362,11 +373,8 @@ Status check_bind_max_io_on_cue(Run &run)
         return o.error();
     if (auto st = max_io_rounds(run, *first, *o->tree, o->file); !st)
         return st;
-    run.step("session up; waiting for a line on standard input");
-    char line[64];
-    if (!std::fgets(line, sizeof(line), stdin))
-        return make_error(Errc::invalid_argument,
-                          "standard input ended before the line");
+    if (auto st = await_cue(run, "session up"); !st)
+        return st;
     auto second = run.open(Carrier::rdma);
     if (!second)
         return second.error();
@@ -1223,11 +1231,8 @@ Status check_rdma_after_tcp_on_cue(Run &run)
     auto first = open_tree(run, *tcp->conn);
     if (!first)
         return first.error();
-    run.step("TCP session up; waiting for a line on standard input");
-    char line[64];
-    if (!std::fgets(line, sizeof(line), stdin))
-        return make_error(Errc::invalid_argument,
-                          "standard input ended before the line");
+    if (auto st = await_cue(run, "TCP session up"); !st)
+        return st;
     auto rdma = run.open(Carrier::rdma);
     if (!rdma)
         return rdma.error();
