@@ -11,6 +11,10 @@ set -u
 echo "E2E samba $("$SMBD_SAMBA/sbin/smbd" -V 2>&1)"
 e2e_setup || { echo "E2E setup FAIL $E2E_WHY"; exit 1; }
 
+if start_server auto; then
+	warm_up_mount
+	stop_server
+fi
 cifs_scenarios
 # the client over soft-iWARP: port 5445, IRD/ORD in the private data, every
 # RDMA READ registered

@@ -187,6 +187,7 @@ trap 'touch "$SMBD_SHARED/client-exit"' EXIT
 [ ! -w /proc/sys/kernel/hung_task_timeout_secs ] ||
 	echo 600 >/proc/sys/kernel/hung_task_timeout_secs
 { await_server && test_data; } || { echo "NETEM setup FAIL $E2E_WHY"; exit 1; }
+warm_up_mount
 workers_setup
 for f in ${E2E_NET_FAULTS:-loss-1 loss-10 delay reorder mtu partition-10 partition-200}; do
 	net_fault "$f"

@@ -79,6 +79,11 @@ int Responder::open_device()
         return err;
     }
     events_.reset(evs);
+    if (opts_.pool_buffers &&
+        (err = smbd_dev_set_pool_buffers(dev, opts_.pool_buffers))) {
+        log("%s", smbd_dev_errmsg(dev));
+        return err;
+    }
     smbd_dev_get_info(dev, &info_, sizeof(info_));
     return 0;
 }

@@ -47,6 +47,9 @@ struct Options {
     // a READ's response goes with its RDMA WRITE where the kernel offers
     // it (SMBD_FEATURE_RW_REPLY), not after its RDMA_DONE
     bool rw_reply = true;
+    // each process's pool, in the module's buffers (SMBD_FEATURE_POOL_SIZE);
+    // 0: the module's
+    uint32_t pool_buffers = 0;
 };
 
 // What one process of the responder saw and did.

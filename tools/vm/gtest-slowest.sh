@@ -10,7 +10,7 @@ ls "$dir"/*.json >/dev/null 2>&1 || exit 0
 cat "$dir"/*.json | awk -F'"' '
 	$2 == "name" { name = $4 }
 	$2 == "time" { time = $4; sub(/s$/, "", time) }
-	$2 == "classname" { print time, $4 "." name }' |
+	$2 == "classname" { t = $4 "." name; gsub(/\\\//, "/", t); print time, t }' |
 	sort -rn | awk -v n="$n" '
 	{ total += $1; count++ }
 	count <= n { slow = slow (slow ? ", " : "") $2 " " $1 " s" }
