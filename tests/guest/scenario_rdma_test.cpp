@@ -384,10 +384,12 @@ TEST_P(RdmaSmallPool, RequestsWaitForPoolBuffers)
 {
     auto c = session();
     ASSERT_TRUE(c);
-    const uint32_t size = 2 * kMiB;
+    // the module's buffers are 1 MiB
+    constexpr uint32_t kBuffersEach = 2, kSlots = 5;
+    static_assert(kBuffersEach * kSlots > kPoolBuffers);
+    const uint32_t size = kBuffersEach * kMiB;
     IoOptions o = io_options(*c, CHANNEL_RDMA_V1_INVALIDATE, size);
-    o.slots = 5;
-    static_assert(5 * 2 > kPoolBuffers);
+    o.slots = kSlots;
     auto io = RdmaIo::create(*c, o);
     ASSERT_TRUE(io) << io.error().message;
     // all launched at once, none again
@@ -399,10 +401,10 @@ TEST_P(RdmaSmallPool, RequestsWaitForPoolBuffers)
     IoReport r;
     auto st = smbd::client::bench(**io, FileOptions{}, b, kIoTimeout, r);
     EXPECT_TRUE(st) << st.error().message;
-    EXPECT_EQ(r.ops, 5u);
+    EXPECT_EQ(r.ops, kSlots);
     c->close();
     const auto &s = stop();
-    EXPECT_EQ(s.writes, 5u);
+    EXPECT_EQ(s.writes, kSlots);
     EXPECT_GT(s.io_queued, 0u);
     EXPECT_EQ(s.rdma_errors, 0u);
 }

@@ -12,10 +12,10 @@ for t in ${SMBD_TIER:-ioctl.sh install.sh responder.sh unload.sh \
 	net-fuzz.sh ioctl-fuzz.sh scenarios.sh iwarp.sh registered-rw.sh}; do
 	echo "== tests/vm/$t"
 	start=$(date +%s)
-	times=/tmp/gtest-times/$t
-	mkdir -p "$times"
+	times=$(mktemp -d)
 	GTEST_OUTPUT=json:$times/ sh "tests/vm/$t"
 	sh tools/vm/kmemleak.sh "$t"
 	echo "== tests/vm/$t: $(($(date +%s) - start)) s"
 	sh tools/vm/gtest-slowest.sh "$times" | sed 's/^/   /'
+	rm -rf "$times"
 done

@@ -234,24 +234,24 @@ uint8_t *Thread::issue(Request &req, const Handle &h, int &err, uint32_t &usize)
     if (usize >= kmin && usize < ksize)
         std::memset(body + kmin, 0, ksize - kmin);
 
-    // where it goes: the scratch, else where nothing can be read, a pool
-    // window, or against the guard page; never garbage from a window when
-    // it must fail (the garbage might be valid)
+    // where it goes, by a in 0..99: the scratch, from kBad where nothing
+    // can be read, from kShared a pool window, from kEdge against the guard
+    // page; never garbage from a window when it must fail or must not be
+    // read from one (the garbage might be valid)
+    constexpr uint64_t kBad = 70, kShared = 88, kEdge = 94;
     uint64_t a = 0;
     if (force == BAD_ARG)
-        a = 90;
+        a = kBad;
     else if (force && hostile)
-        a = rng.percent(50) ? 0 : rng.percent(50) ? 80 : 99;
+        a = rng.percent(50) ? 0 : rng.percent(50) ? kBad : kEdge;
     else if (hostile)
         a = rng.below(100);
-    // a shared window holds any bytes, which may be a valid request: a
-    // pointer to nothing instead
-    if (req.private_only && a >= 88 && a < 94)
-        a = 80;
+    if (req.private_only && a >= kShared && a < kEdge)
+        a = kBad;
     Ptr kind = Ptr::Private;
     uint64_t arg;
     int predict = -1;
-    if (a < 70) {
+    if (a < kBad) {
         uint8_t *p = scratch + (rng.percent(15) ? rng.range(1, 7) : 0);
         std::memcpy(p, body, ksize);
         if (!huge) {
@@ -273,13 +273,13 @@ uint8_t *Thread::issue(Request &req, const Handle &h, int &err, uint32_t &usize)
         else if (!huge)
             predict = req.inner;
     }
-    else if (a < 88) {
+    else if (a < kShared) {
         kind = Ptr::Bad;
         arg = bad_pointer();
         predict = EFAULT;
         req.mutated("arg=bad");
     }
-    else if (a < 94) {
+    else if (a < kEdge) {
         kind = Ptr::Shared;
         arg = shared_pointer(ksize);
         req.mutated("arg=shared");

@@ -131,7 +131,7 @@ struct Request {
     alignas(8) uint8_t body[256];
     bool valid = true;          // nothing mutated: `semantic` holds
     bool force_invalid = false; // must fail before allocating a pool
-    bool private_only = false;  // never from a shared window
+    bool private_only = false;  // never read from a shared window
     Errnos semantic;            // what a valid request may get
     int inner = -1;             // errno a mutated field must give, or -1
     std::string what;           // the mutations, for messages
